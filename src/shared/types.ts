@@ -1,0 +1,195 @@
+/**
+ * Public types of the engine API (SPEC §5). Shared by the host thread and the engine threads; no
+ * runtime code lives here.
+ */
+
+/** Shell dialect: decides the default shell and how the prompt marker is installed. */
+export type Dialect = 'bash' | 'pwsh';
+
+/** Sandbox modes, from most to least confined. */
+export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access';
+
+/** Why a send settled. */
+export type WaitReason =
+  /** Proven: the shell is back at its own prompt, or the foreground group is blocked reading the terminal. */
+  | 'stdin_read'
+  /** Not proven: no output for `idleSilenceMs` (the command may still be running). */
+  | 'inferred_idle'
+  /** Not proven: `timeoutMs` passed (the command may still be running). */
+  | 'timeout'
+  /** The shell exited or the session was closed. */
+  | 'session_exit';
+
+/** Names of the signals `session.signal()` delivers. */
+export type SignalName = 'SIGINT' | 'SIGTERM' | 'SIGKILL' | 'SIGTSTP' | 'SIGHUP';
+
+/** Whether the shell is still alive. */
+export type SessionStatus =
+  | { kind: 'running' }
+  | {
+      kind: 'exited';
+      /** Exit code of the shell, when it exited normally. */
+      exitCode: number | null;
+      /** Signal that ended the shell, when one did. */
+      signal: string | null;
+    };
+
+/** The sandbox a session runs under, fixed for the life of its terminal. */
+export interface SandboxSelection {
+  /** Effective mode. */
+  mode: SandboxMode;
+  /** Workspace root: writable in `workspace-write`, the default cwd in every mode. */
+  workspaceRoot: string;
+}
+
+/** Options of `engine.spawn()`. */
+export interface SpawnOptions {
+  /** Working directory (default: the sandbox workspace root, else the host's cwd). */
+  cwd?: string;
+  /** Extra environment variables, applied after credential scrubbing. */
+  env?: Record<string, string>;
+  /** Human-readable name shown in listings. */
+  name?: string;
+  /** Shell dialect (default: the engine's `dialect`). */
+  dialect?: Dialect;
+  /** Terminal rows (default: the engine's `rows`). */
+  rows?: number;
+  /** Terminal columns (default: the engine's `cols`). */
+  cols?: number;
+  /** Sandbox to confine the shell in; without it the shell runs unconfined. */
+  sandbox?: SandboxSelection;
+}
+
+/** One send: text typed into the terminal. */
+export interface SendRequest {
+  /** Text to type. */
+  text: string;
+  /** Press Enter after the text (default true). */
+  submit?: boolean;
+  /** Aborting cancels the send: a real SIGINT to the foreground process group. */
+  signal?: AbortSignal;
+}
+
+/** What a settled send returns (SPEC §4.2). */
+export interface TerminalSendResult {
+  /** Bounded, sanitized output of this send (the final prompt is not included). */
+  viewport: string;
+  /** Why the send settled. */
+  waitReason: WaitReason;
+  /** Exit code of the last command, from the prompt marker (only when the shell's prompt settled it). */
+  exitCode?: number;
+  /** Shell working directory, from the prompt marker (only when the shell's prompt settled it). */
+  cwd?: string;
+  /** Whether the shell is still alive. */
+  sessionStatus: SessionStatus;
+  /** True when `viewport` dropped older output to stay within `maxReadBytes`. */
+  truncated: boolean;
+  /** Milliseconds from the start of the send to its settle. */
+  elapsedMs: number;
+}
+
+/** Output delta of an in-flight send since the previous `readOutput()`. */
+export interface SendOutputDelta {
+  /** New sanitized output. */
+  delta: string;
+  /** True when output was dropped between reads to stay bounded. */
+  truncated: boolean;
+}
+
+/** Arguments of `session.read()`. */
+export interface ReadRequest {
+  /** Lines back from the newest line (default 0 = end at the newest line). */
+  offset?: number;
+  /** Number of lines (default 500). */
+  count?: number;
+}
+
+/** A page of scrollback. */
+export interface ReadResult {
+  /** The lines, joined with `\n`. */
+  text: string;
+  /** Lines currently held in the scrollback. */
+  totalLines: number;
+  /** Index (0 = oldest held line) of the first returned line. */
+  lineBegin: number;
+  /** Index one past the last returned line. */
+  lineEnd: number;
+  /** True when the page was cut to `maxReadBytes` (older lines of the page were dropped). */
+  truncated: boolean;
+}
+
+/** Result of `session.signal()`. */
+export interface SignalResult {
+  /** The signal was delivered. */
+  delivered: true;
+  /** Process group it was delivered to. */
+  targetPgid: number;
+}
+
+/** A piece of live output delivered to `session.onOutput` subscribers. */
+export interface OutputChunk {
+  /** Sanitized text. */
+  text: string;
+  /** Characters dropped before this chunk because the subscriber lagged (0 when none). */
+  dropped: number;
+}
+
+/** A subscription that can be ended. */
+export interface Disposable {
+  /** Stop the subscription; idempotent. */
+  dispose(): void;
+}
+
+/** How a session ended, as reported by `close()`. */
+export interface SessionOutcome {
+  /** Exit status of the shell. */
+  status: SessionStatus;
+  /** Why the session was closed (the caller's reason, or `exited`). */
+  reason: string;
+}
+
+/** A send in progress, returned by `session.startSend()`. */
+export interface SendOperation {
+  /** Settles once with the send's result; rejects only on transport failure (coded `TerminalError`). */
+  readonly done: Promise<TerminalSendResult>;
+  /** Output since the previous call (or since the start of the send). */
+  readOutput(): Promise<SendOutputDelta>;
+  /** Cancel: a real SIGINT to the foreground group once any in-flight write settled. Resolves when delivered. */
+  cancel(): Promise<void>;
+}
+
+/** A live terminal session held by the host thread (a proxy to the engine thread). */
+export interface TerminalSession {
+  /** Engine-unique session id. */
+  readonly id: string;
+  /** Optional human-readable name. */
+  readonly name: string | undefined;
+  /** Pid of the pty child (the shell, or the sandbox launcher that runs it). */
+  readonly pid: number;
+  /** Bounded startup output of the shell. */
+  readonly motd: string;
+  /** Sandbox the session runs in, or undefined when unconfined. */
+  readonly sandbox: SandboxSelection | undefined;
+  /** Types `text` (plus Enter unless `submit: false`) and tracks readiness. */
+  startSend(request: SendRequest): SendOperation;
+  /** A page of the scrollback. */
+  read(request?: ReadRequest): Promise<ReadResult>;
+  /** Delivers a signal to the terminal's foreground process group. */
+  signal(signal: SignalName): Promise<SignalResult>;
+  /** Whether the shell is still alive. */
+  status(): Promise<SessionStatus>;
+  /** Subscribes to live output (batched; a lagging subscriber sees `dropped` counts). */
+  onOutput(listener: (chunk: OutputChunk) => void): Disposable;
+  /** Tears the process tree down; retries if an earlier close failed. */
+  close(reason?: string): Promise<SessionOutcome>;
+}
+
+/** The engine: spawns sessions on its threads and closes them all on `close()`. */
+export interface PtyEngine {
+  /** Starts a shell and resolves once it is proven ready (its prompt). */
+  spawn(options?: SpawnOptions, signal?: AbortSignal): Promise<TerminalSession>;
+  /** Live sessions of this engine. */
+  sessions(): TerminalSession[];
+  /** Closes every session, then the engine threads. Idempotent. */
+  close(): Promise<void>;
+}
