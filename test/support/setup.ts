@@ -1,2 +1,19 @@
-// Per-test-file setup. Leak checks live in test/support/leaks.ts and are registered here.
-export {};
+// Registered for every test file: after each test, no process, timer or handle of that test may remain.
+import { afterEach, beforeEach, expect } from 'vitest';
+import { activeResourceCounts, waitForNoDescendants, waitForResources } from './leaks.js';
+
+let baseline = new Map<string, number>();
+
+beforeEach(() => {
+  baseline = activeResourceCounts();
+});
+
+afterEach(async () => {
+  const survivors = await waitForNoDescendants();
+  expect(
+    survivors.map((p) => `${p.pid} ${p.comm}`),
+    'processes left behind by the test',
+  ).toEqual([]);
+  const excess = await waitForResources(baseline);
+  expect(excess, 'timers/handles left behind by the test').toEqual([]);
+});

@@ -1,0 +1,54 @@
+/** Command-line parsing for `agent-pty`: a subcommand and a few `--flag value` options. */
+import { resolve } from 'node:path';
+import { TerminalError } from '../../shared/errors.js';
+import type { SandboxMode } from '../../shared/types.js';
+
+/** Parsed command line. */
+export interface CliArgs {
+  command: 'interactive' | 'demo' | 'mcp' | 'help' | 'version';
+  /** `--sandbox MODE`, when given. */
+  sandbox: SandboxMode | undefined;
+  /** `--workspace DIR` (absolute), default the current directory. */
+  workspace: string;
+}
+
+const MODES: readonly SandboxMode[] = ['read-only', 'workspace-write', 'danger-full-access'];
+
+/** Parses argv (without node and script). Throws INVALID_ARGUMENT with a usable message. */
+export function parseCliArgs(argv: readonly string[]): CliArgs {
+  const args: CliArgs = { command: 'interactive', sandbox: undefined, workspace: process.cwd() };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const value = (): string => {
+      const next = argv[++i];
+      if (next === undefined) throw new TerminalError('INVALID_ARGUMENT', `${arg} needs a value`);
+      return next;
+    };
+    if (arg === 'demo' || arg === 'mcp') args.command = arg;
+    else if (arg === '-h' || arg === '--help' || arg === 'help') args.command = 'help';
+    else if (arg === '-v' || arg === '--version') args.command = 'version';
+    else if (arg === '--sandbox') {
+      const mode = value();
+      if (!MODES.includes(mode as SandboxMode)) {
+        throw new TerminalError(
+          'INVALID_ARGUMENT',
+          `--sandbox must be one of ${MODES.join(', ')}; got '${mode}'`,
+        );
+      }
+      args.sandbox = mode as SandboxMode;
+    } else if (arg === '--workspace') args.workspace = resolve(value());
+    else throw new TerminalError('INVALID_ARGUMENT', `unknown argument '${arg}' (try --help)`);
+  }
+  return args;
+}
+
+/** Text of `agent-pty --help`. */
+export const USAGE = `agent-pty — persistent, interactive terminal sessions for AI agents
+
+Usage:
+  agent-pty [--sandbox MODE] [--workspace DIR]   interactive: type lines, see what a model receives
+  agent-pty demo                                  a short scripted tour (non-interactive)
+  agent-pty mcp [--sandbox MODE] [--workspace DIR]
+                                                  MCP server over stdio with the six terminal tools
+Modes: read-only, workspace-write, danger-full-access.
+Interactive commands: :read [offset] [count], :signal NAME, :status, :quit (Ctrl-C cancels a running send).`;

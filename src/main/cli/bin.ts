@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+/** The `agent-pty` command: interactive session, scripted demo, or MCP server. */
+import { readFileSync } from 'node:fs';
+import { createPtyEngine } from '../engine.js';
+import { runMcpServer } from '../mcp/server.js';
+import { createBubblewrapSandbox } from '../sandbox/bubblewrap.js';
+import { parseCliArgs, USAGE } from './args.js';
+import { runDemo } from './demo.js';
+import { runInteractive } from './interactive.js';
+
+async function main(argv: string[]): Promise<number> {
+  const args = parseCliArgs(argv);
+  switch (args.command) {
+    case 'help':
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    case 'version': {
+      const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'));
+      process.stdout.write(`${pkg.version}\n`);
+      return 0;
+    }
+    case 'mcp':
+      await runMcpServer(argv.filter((arg) => arg !== 'mcp'));
+      return 0;
+    case 'demo': {
+      const engine = await createPtyEngine();
+      try {
+        return (await runDemo(engine, (text) => process.stdout.write(text))) ? 0 : 1;
+      } finally {
+        await engine.close();
+      }
+    }
+    case 'interactive': {
+      const engine = await createPtyEngine({ sandbox: createBubblewrapSandbox() });
+      try {
+        const sandbox =
+          args.sandbox === undefined ? undefined : { mode: args.sandbox, workspaceRoot: args.workspace };
+        await runInteractive(engine, { cwd: args.workspace, ...(sandbox === undefined ? {} : { sandbox }) });
+        return 0;
+      } finally {
+        await engine.close();
+      }
+    }
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    const code = (error as { code?: string }).code;
+    process.stderr.write(
+      `agent-pty: ${code ? `[${code}] ` : ''}${(error as Error).message ?? String(error)}\n`,
+    );
+    process.exitCode = 1;
+  },
+);

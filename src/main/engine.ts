@@ -1,0 +1,263 @@
+/**
+ * The engine client on the host thread (SPEC §2, §5): a Piscina pool of engine threads, one long-lived
+ * task per session, Comlink as the control plane, the host-exit guard. See docs/decisions/0001 for why
+ * Piscina and Comlink are used this way and which guards make it safe.
+ */
+import { statSync } from 'node:fs';
+import { MessageChannel, type ResourceLimits } from 'node:worker_threads';
+import * as Comlink from 'comlink';
+import { Piscina } from 'piscina';
+import { installErrorTransfer, portEndpoint } from '../shared/comlink-bridge.js';
+import { type EngineConfig, type EngineConfigInput, resolveEngineConfig } from '../shared/config.js';
+import { TerminalBackendCleanupError, TerminalError } from '../shared/errors.js';
+import type { FaultPlan, RemoteSessionApi, SessionLaunchSpec, SessionTaskData } from '../shared/protocol.js';
+import type { SandboxProvider } from '../shared/sandbox.js';
+import type { PtyEngine, SpawnOptions, TerminalSession } from '../shared/types.js';
+import { HostExitGuard } from './host-exit-guard.js';
+import { RemoteSession, raceDeath } from './remote-session.js';
+import { SerialLock } from './serial-lock.js';
+import { resolveShellArgv } from './shell-command.js';
+import { validateSpawnOptions } from './spawn-options.js';
+
+/** Options of {@link createPtyEngine}: the configuration of SPEC §3 plus host-side facilities. */
+export interface EngineOptions extends EngineConfigInput {
+  /** Sandbox provider used for `read-only` / `workspace-write` spawns. */
+  sandbox?: SandboxProvider;
+  /** V8 heap limits of each engine thread. */
+  resourceLimits?: ResourceLimits;
+  /** Test-only: deliberate failures (never set this in production). */
+  faultInjection?: FaultPlan;
+}
+
+/** Piscina keeps an idle thread this long; a thread with live sessions is never idle (its tasks run). */
+const THREAD_IDLE_TIMEOUT_MS = 60_000;
+/** Tasks per thread: each session is one long-lived task, so this bounds sessions per thread. */
+const SESSIONS_PER_THREAD = 4096;
+
+const WORKER_FILE = new URL('../worker/engine-worker.js', import.meta.url).href;
+
+/** Creates an engine. Rejects with INVALID_CONFIG naming the field when the configuration is invalid. */
+export async function createPtyEngine(options: EngineOptions = {}): Promise<PtyEngine & EngineInternals> {
+  const { sandbox, resourceLimits, faultInjection, ...configInput } = options;
+  const config = resolveEngineConfig(configInput);
+  installErrorTransfer();
+  return new Engine(config, sandbox, resourceLimits, faultInjection);
+}
+
+/** Diagnostics the engine offers beyond the public interface (used by tests and the benchmark). */
+export interface EngineInternals {
+  /** The validated configuration. */
+  readonly config: EngineConfig;
+  /** Live engine threads. */
+  threadCount(): number;
+}
+
+class Engine implements PtyEngine, EngineInternals {
+  private readonly pool: Piscina;
+  private readonly guard = new HostExitGuard();
+  private readonly live = new Map<string, RemoteSession>();
+  private readonly pending = new Set<Promise<unknown>>();
+  /** node-pty's Linux spawn uses the non-reentrant ptsname(): launches never overlap across threads. */
+  private readonly launchLock = new SerialLock();
+  private nextId = 1;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    readonly config: EngineConfig,
+    private readonly sandbox: SandboxProvider | undefined,
+    resourceLimits: ResourceLimits | undefined,
+    private readonly faults: FaultPlan | undefined,
+  ) {
+    this.pool = new Piscina({
+      filename: WORKER_FILE,
+      minThreads: config.threads,
+      maxThreads: config.threads,
+      // 'sync' parks idle workers in Atomics.wait, which starves node-pty of every event (SPEC §2).
+      atomics: 'disabled',
+      idleTimeout: THREAD_IDLE_TIMEOUT_MS,
+      concurrentTasksPerWorker: SESSIONS_PER_THREAD,
+      ...(resourceLimits === undefined ? {} : { resourceLimits }),
+    });
+    // A worker error with no task attached would otherwise be an unhandled 'error' event.
+    this.pool.on('error', () => undefined);
+  }
+
+  threadCount(): number {
+    return this.pool.threads.length;
+  }
+
+  sessions(): TerminalSession[] {
+    return [...this.live.values()];
+  }
+
+  spawn(options: SpawnOptions = {}, signal?: AbortSignal): Promise<TerminalSession> {
+    if (this.closing !== undefined) {
+      return Promise.reject(new TerminalError('ENGINE_CLOSED', 'the engine is closed'));
+    }
+    const attempt = this.spawnSession(options, signal);
+    this.pending.add(attempt);
+    const forget = () => this.pending.delete(attempt);
+    attempt.then(forget, forget);
+    return attempt;
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.closeAll();
+    return this.closing;
+  }
+
+  private async spawnSession(
+    options: SpawnOptions,
+    signal: AbortSignal | undefined,
+  ): Promise<TerminalSession> {
+    signal?.throwIfAborted();
+    validateSpawnOptions(options);
+    const dialect = options.dialect ?? this.config.dialect;
+    let argv = resolveShellArgv(this.config, dialect);
+    const selection = options.sandbox;
+    if (selection !== undefined && selection.mode !== 'danger-full-access') {
+      if (this.sandbox === undefined) {
+        throw new TerminalError(
+          'SANDBOX_UNAVAILABLE',
+          `sandbox mode '${selection.mode}' needs a sandbox provider (e.g. createBubblewrapSandbox()); none was given`,
+        );
+      }
+      argv = await this.sandbox.confine(argv, {
+        mode: selection.mode,
+        workspaceRoot: selection.workspaceRoot,
+      });
+    }
+    const cwd = options.cwd ?? selection?.workspaceRoot ?? process.cwd();
+    assertDirectory(cwd);
+    const id = `t${this.nextId++}`;
+    const spec: SessionLaunchSpec = {
+      id,
+      argv,
+      cwd,
+      env: options.env,
+      dialect,
+      rows: options.rows ?? this.config.rows,
+      cols: options.cols ?? this.config.cols,
+      config: this.config,
+      ...(this.faults === undefined ? {} : { faults: this.faults }),
+    };
+
+    const control = new MessageChannel();
+    const data = new MessageChannel();
+    const taskData: SessionTaskData = { controlPort: control.port2, dataPort: data.port2, spec };
+    const task: Promise<unknown> = this.pool.run(taskData, {
+      transferList: [control.port2, data.port2] as never,
+    });
+    const death = task.then(
+      () => new Promise<never>(() => undefined), // finished normally: never "dies"
+      (error: unknown) => {
+        // The thread died (or the task failed outside the session): kill the shell this host knew of.
+        this.guard.killSession(id);
+        throw new TerminalError('ENGINE_THREAD_DIED', `the engine thread hosting session ${id} died`, {
+          cause: error,
+        });
+      },
+    );
+    death.catch(() => undefined);
+    const remote = Comlink.wrap<RemoteSessionApi>(portEndpoint(control.port1));
+    const call = <T>(invoke: () => Promise<T>): Promise<T> => raceDeath(invoke(), death);
+    const dropPorts = () => {
+      control.port1.close();
+      data.port1.close();
+    };
+
+    let launched = false;
+    try {
+      const info = await this.launchLock.run(() => call(() => remote.launch()));
+      launched = true;
+      this.guard.register(id, info.identity);
+      const { motd } = await withAbort(
+        call(() => remote.awaitStartup()),
+        signal,
+      );
+      const session = new RemoteSession({
+        id,
+        name: options.name,
+        pid: info.identity.pid,
+        motd,
+        sandbox: selection,
+        remote,
+        controlPort: control.port1,
+        dataPort: data.port1,
+        death,
+        taskDone: task,
+        onClosed: (closedId) => {
+          this.live.delete(closedId);
+          this.guard.unregister(closedId);
+        },
+      });
+      this.live.set(id, session);
+      return session;
+    } catch (error) {
+      // The unpublished shell is closed; the caller gets its own abort reason (or the startup error).
+      const failure = signal?.aborted ? signal.reason : error;
+      if (launched) {
+        try {
+          await call(() => remote.close('spawn failed'));
+          await raceDeath(task, death).catch(() => undefined);
+          this.guard.unregister(id);
+        } catch (cleanupError) {
+          this.guard.killSession(id);
+          dropPorts();
+          throw new TerminalBackendCleanupError(
+            `closing the unpublished shell of ${id} failed after: ${describe(failure)}`,
+            failure,
+            cleanupError,
+          );
+        }
+      } else {
+        // Never launched: end the task so the thread holds nothing (the port close ends Comlink).
+        void call(() => remote.close('spawn failed')).catch(() => undefined);
+      }
+      dropPorts();
+      throw failure;
+    }
+  }
+
+  private async closeAll(): Promise<void> {
+    // Spawns in progress finish (or fail) first, so none publishes a session after we looked.
+    await Promise.allSettled([...this.pending]);
+    const failures: unknown[] = [];
+    const results = await Promise.allSettled(
+      [...this.live.values()].map((session) => session.close('engine closed')),
+    );
+    for (const result of results) if (result.status === 'rejected') failures.push(result.reason);
+    // Whatever could not be verified gone is killed by the guard before the threads are released:
+    // terminating a thread whose pty child ignores SIGHUP would otherwise hang.
+    this.guard.killAll();
+    await this.pool.destroy();
+    this.guard.dispose();
+    if (failures.length > 0)
+      throw new AggregateError(failures, `${failures.length} session(s) failed to close cleanly`);
+  }
+}
+
+/** Resolves like `call`, or rejects with the signal's exact reason once it aborts. */
+function withAbort<T>(call: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return call;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    call.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+function assertDirectory(cwd: string): void {
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(cwd).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!isDirectory) throw new TerminalError('INVALID_ARGUMENT', `cwd is not an existing directory: ${cwd}`);
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

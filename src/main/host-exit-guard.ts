@@ -1,0 +1,146 @@
+/**
+ * The host-exit guard (SPEC §2): the host thread remembers the identity (pid + start time) of every pty
+ * child it was told about. When the host process exits — normally, by `process.exit()`, or by a
+ * terminating signal nobody else handles — or when an engine thread dies, it SIGKILLs those shells and
+ * everything in their terminal sessions, synchronously.
+ *
+ * Known limit: SIGKILL of the host itself cannot be caught; then only the kernel's SIGHUP on pty close
+ * reaches the shells, and a descendant that ignores SIGHUP survives.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { type ProcessIdentity, parseProcStat } from '../shared/proc-stat.js';
+
+/** Terminating signals whose default action we preserve after cleaning up. */
+const GUARDED_SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+
+/** Every live guard of this process; the process hooks are installed while it is non-empty. */
+const liveGuards = new Set<HostExitGuard>();
+let hooksInstalled = false;
+
+/** Remembers pty children and kills their terminal sessions when the host goes away. */
+export class HostExitGuard {
+  private readonly roots = new Map<string, ProcessIdentity>();
+
+  constructor() {
+    liveGuards.add(this);
+    installHooks();
+  }
+
+  /** Starts guarding the pty child of session `id`. */
+  register(id: string, identity: ProcessIdentity): void {
+    this.roots.set(id, identity);
+  }
+
+  /** Stops guarding session `id` (its teardown was verified). */
+  unregister(id: string): void {
+    this.roots.delete(id);
+  }
+
+  /** Kills the terminal session of `id` now (its engine thread died) and forgets it. */
+  killSession(id: string): void {
+    const root = this.roots.get(id);
+    if (root === undefined) return;
+    killTerminalSessions([root]);
+    this.roots.delete(id);
+  }
+
+  /** Kills every guarded session. */
+  killAll(): void {
+    killTerminalSessions([...this.roots.values()]);
+    this.roots.clear();
+  }
+
+  /** Detaches from the process hooks (after the engine closed cleanly). */
+  dispose(): void {
+    liveGuards.delete(this);
+    if (liveGuards.size === 0) uninstallHooks();
+  }
+}
+
+function onProcessExit(): void {
+  for (const guard of liveGuards) guard.killAll();
+}
+
+function onTerminatingSignal(signal: NodeJS.Signals): void {
+  // When the host handles this signal itself, it owns the shutdown (and 'exit' still covers the end).
+  if (process.listenerCount(signal) > 1) return;
+  // Otherwise the signal would have terminated the host: clean up, restore the default action and
+  // re-raise, so installing the guard never changes how the host reacts to SIGTERM/SIGINT/SIGHUP.
+  for (const guard of liveGuards) guard.killAll();
+  uninstallHooks();
+  process.kill(process.pid, signal);
+}
+
+function installHooks(): void {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
+  process.on('exit', onProcessExit);
+  for (const signal of GUARDED_SIGNALS) process.on(signal, onTerminatingSignal);
+}
+
+function uninstallHooks(): void {
+  if (!hooksInstalled) return;
+  hooksInstalled = false;
+  process.off('exit', onProcessExit);
+  for (const signal of GUARDED_SIGNALS) process.off(signal, onTerminatingSignal);
+}
+
+/**
+ * SIGKILLs each root (if it is still the same process) and every process of its terminal session:
+ * members of the POSIX session it leads, and its descendants. Synchronous, so it works in 'exit'.
+ */
+export function killTerminalSessions(roots: ProcessIdentity[]): void {
+  if (roots.length === 0) return;
+  const table = readProcessTable();
+  const byPid = new Map(table.map((entry) => [entry.pid, entry]));
+  const victims = new Set<number>();
+  for (const root of roots) {
+    const current = byPid.get(root.pid);
+    const reused = current !== undefined && root.startTime >= 0 && current.startTime !== root.startTime;
+    if (reused) continue; // the pid now belongs to an unrelated process
+    if (current !== undefined) victims.add(root.pid);
+    // Session members: the kernel keeps a session id reserved while any member uses it, so processes
+    // whose sid is the root's pid belong to the root's terminal session even after the root died.
+    for (const entry of table) if (entry.session === root.pid) victims.add(entry.pid);
+    // Descendants that moved to a session of their own.
+    let frontier = [root.pid];
+    while (frontier.length > 0) {
+      const next: number[] = [];
+      for (const entry of table) {
+        if (frontier.includes(entry.ppid) && !victims.has(entry.pid)) {
+          victims.add(entry.pid);
+          next.push(entry.pid);
+        }
+      }
+      frontier = next;
+    }
+  }
+  victims.delete(process.pid);
+  for (const pid of victims) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // ESRCH: it is already gone, which is the goal.
+    }
+  }
+}
+
+function readProcessTable(): Array<{ pid: number; ppid: number; session: number; startTime: number }> {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return []; // no procfs (not Linux): nothing to scan
+  }
+  const table = [];
+  for (const name of names) {
+    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
+    try {
+      const stat = parseProcStat(readFileSync(`/proc/${name}/stat`, 'utf8'));
+      if (stat !== undefined) table.push(stat);
+    } catch {
+      // The process exited between readdir and read.
+    }
+  }
+  return table;
+}

@@ -1,0 +1,195 @@
+/**
+ * The host-thread side of one session: a `TerminalSession` backed by a Comlink proxy to the engine
+ * thread. Every call is raced against the death of the session's Piscina task, because Comlink never
+ * rejects a call whose worker died — it would hang forever.
+ */
+import type { MessagePort } from 'node:worker_threads';
+import type * as Comlink from 'comlink';
+import { TerminalError } from '../shared/errors.js';
+import type { LiveOutputAck, LiveOutputMessage, RemoteSessionApi } from '../shared/protocol.js';
+import type {
+  Disposable,
+  OutputChunk,
+  ReadRequest,
+  ReadResult,
+  SandboxSelection,
+  SendOperation,
+  SendRequest,
+  SessionOutcome,
+  SessionStatus,
+  SignalName,
+  SignalResult,
+  TerminalSendResult,
+  TerminalSession,
+} from '../shared/types.js';
+
+/** Everything a remote session is built from. */
+export interface RemoteSessionParts {
+  id: string;
+  name: string | undefined;
+  pid: number;
+  motd: string;
+  sandbox: SandboxSelection | undefined;
+  remote: Comlink.Remote<RemoteSessionApi>;
+  controlPort: MessagePort;
+  dataPort: MessagePort;
+  /** Rejects (with ENGINE_THREAD_DIED) if the engine thread dies; never resolves otherwise. */
+  death: Promise<never>;
+  /** Resolves once the Piscina task finished (the session is closed in the engine thread). */
+  taskDone: Promise<unknown>;
+  /** Called once the session is closed for good. */
+  onClosed: (id: string) => void;
+}
+
+/** Races `call` against the thread's death, so no host call can hang on a dead engine thread. */
+export function raceDeath<T>(call: Promise<T>, death: Promise<never>): Promise<T> {
+  return Promise.race([call, death]);
+}
+
+/** Host-side session handle. */
+export class RemoteSession implements TerminalSession {
+  readonly id: string;
+  readonly name: string | undefined;
+  readonly pid: number;
+  readonly motd: string;
+  readonly sandbox: SandboxSelection | undefined;
+
+  private readonly remote: Comlink.Remote<RemoteSessionApi>;
+  private readonly death: Promise<never>;
+  private readonly listeners = new Set<(chunk: OutputChunk) => void>();
+  private nextSendId = 1;
+  private closed = false;
+  private closeCall: Promise<SessionOutcome> | undefined;
+
+  constructor(private readonly parts: RemoteSessionParts) {
+    this.id = parts.id;
+    this.name = parts.name;
+    this.pid = parts.pid;
+    this.motd = parts.motd;
+    this.sandbox = parts.sandbox;
+    this.remote = parts.remote;
+    this.death = parts.death;
+    parts.dataPort.on('message', (message: LiveOutputMessage) => this.onLiveOutput(message));
+    parts.dataPort.unref(); // live output alone must not keep the host alive
+    void parts.death.catch(() => this.release());
+  }
+
+  startSend(request: SendRequest): SendOperation {
+    const sendId = this.nextSendId++;
+    const text = request.text;
+    const submit = request.submit ?? true;
+    const signal = request.signal;
+    const started = this.call(() => this.remote.startSend(sendId, text, submit));
+    let onAbort: (() => void) | undefined;
+    const cancel = async (): Promise<void> => {
+      await started;
+      await this.call(() => this.remote.cancelSend(sendId));
+    };
+    const done: Promise<TerminalSendResult> = (async () => {
+      await started;
+      if (signal !== undefined) {
+        onAbort = () => void cancel().catch(() => undefined);
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
+      }
+      try {
+        return await this.call(() => this.remote.awaitSend(sendId));
+      } finally {
+        if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
+      }
+    })();
+    return {
+      done,
+      readOutput: async () => {
+        await started;
+        return this.call(() => this.remote.readSendOutput(sendId));
+      },
+      cancel,
+    };
+  }
+
+  read(request: ReadRequest = {}): Promise<ReadResult> {
+    return this.call(() => this.remote.read(request));
+  }
+
+  signal(signal: SignalName): Promise<SignalResult> {
+    return this.call(() => this.remote.signal(signal));
+  }
+
+  status(): Promise<SessionStatus> {
+    return this.call(() => this.remote.status() as Promise<SessionStatus>);
+  }
+
+  onOutput(listener: (chunk: OutputChunk) => void): Disposable {
+    this.listeners.add(listener);
+    if (this.listeners.size === 1 && !this.closed) {
+      this.parts.dataPort.ref();
+      void this.call(() => this.remote.setLiveOutput(true)).catch(() => undefined);
+    }
+    let disposed = false;
+    return {
+      dispose: () => {
+        if (disposed) return;
+        disposed = true;
+        this.listeners.delete(listener);
+        if (this.listeners.size === 0 && !this.closed) {
+          this.parts.dataPort.unref();
+          void this.call(() => this.remote.setLiveOutput(false)).catch(() => undefined);
+        }
+      },
+    };
+  }
+
+  close(reason = 'closed'): Promise<SessionOutcome> {
+    if (this.closed && this.closeCall !== undefined) return this.closeCall;
+    this.closeCall ??= (async () => {
+      const outcome = await this.call(() => this.remote.close(reason));
+      // The task resolves right after close(); waiting for it means the thread holds nothing of ours.
+      await raceDeath(this.parts.taskDone, this.death).catch(() => undefined);
+      this.closed = true;
+      this.release();
+      return outcome;
+    })().catch((error: unknown) => {
+      if (!this.closed) this.closeCall = undefined; // a failed close is retried by the next close()
+      throw error;
+    });
+    return this.closeCall;
+  }
+
+  /** Test-only: makes the engine thread hosting this session die. */
+  crashThreadForTest(kind: 'throw' | 'exit'): Promise<void> {
+    return this.call(() => this.remote.crashThreadForTest(kind));
+  }
+
+  private call<T>(invoke: () => Promise<T>): Promise<T> {
+    if (this.closed) {
+      return Promise.reject(new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`));
+    }
+    return raceDeath(invoke(), this.death);
+  }
+
+  private onLiveOutput(message: LiveOutputMessage): void {
+    if (message?.type !== 'output') return;
+    const chunk: OutputChunk = { text: message.text, dropped: message.dropped };
+    for (const listener of this.listeners) {
+      try {
+        listener(chunk);
+      } catch {
+        // A throwing subscriber must not break delivery to the others or the acknowledgements.
+      }
+    }
+    const ack: LiveOutputAck = { type: 'ack', chars: message.text.length };
+    this.parts.dataPort.postMessage(ack);
+  }
+
+  private released = false;
+
+  private release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.listeners.clear();
+    this.parts.controlPort.close();
+    this.parts.dataPort.close();
+    this.parts.onClosed(this.id);
+  }
+}

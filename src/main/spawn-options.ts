@@ -1,0 +1,38 @@
+/** Validation of `engine.spawn()` options: bad input gets a coded error that names the field. */
+import { TerminalError } from '../shared/errors.js';
+import type { SpawnOptions } from '../shared/types.js';
+
+const MODES = new Set(['read-only', 'workspace-write', 'danger-full-access']);
+
+/** Throws TerminalError('INVALID_ARGUMENT') naming the first invalid field. */
+export function validateSpawnOptions(options: SpawnOptions): void {
+  const fail = (field: string, rule: string): never => {
+    throw new TerminalError('INVALID_ARGUMENT', `invalid spawn option ${field}: ${rule}`);
+  };
+  if (options.cwd !== undefined && (typeof options.cwd !== 'string' || options.cwd === '')) {
+    fail('cwd', 'must be a non-empty path');
+  }
+  if (options.name !== undefined && typeof options.name !== 'string') fail('name', 'must be a string');
+  if (options.dialect !== undefined && options.dialect !== 'bash' && options.dialect !== 'pwsh') {
+    fail('dialect', "must be 'bash' or 'pwsh'");
+  }
+  for (const field of ['rows', 'cols'] as const) {
+    const value = options[field];
+    if (value !== undefined && !(Number.isInteger(value) && value > 0))
+      fail(field, 'must be a positive integer');
+  }
+  if (options.env !== undefined) {
+    if (typeof options.env !== 'object' || options.env === null) fail('env', 'must be an object of strings');
+    for (const [key, value] of Object.entries(options.env)) {
+      if (typeof value !== 'string') fail(`env.${key}`, 'must be a string');
+    }
+  }
+  if (options.sandbox !== undefined) {
+    if (!MODES.has(options.sandbox.mode)) {
+      fail('sandbox.mode', "must be 'read-only', 'workspace-write' or 'danger-full-access'");
+    }
+    if (typeof options.sandbox.workspaceRoot !== 'string' || options.sandbox.workspaceRoot === '') {
+      fail('sandbox.workspaceRoot', 'must be a non-empty path');
+    }
+  }
+}

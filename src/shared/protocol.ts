@@ -1,0 +1,108 @@
+/**
+ * The wire between the host thread and an engine thread: what a session task receives, the Comlink
+ * control-plane interface it exposes, and the data-plane messages. Nothing else crosses the boundary.
+ */
+import type { MessagePort } from 'node:worker_threads';
+import type { EngineConfig } from './config.js';
+import type { ProcessIdentity } from './proc-stat.js';
+import type {
+  Dialect,
+  ReadRequest,
+  ReadResult,
+  SendOutputDelta,
+  SessionOutcome,
+  SessionStatus,
+  SignalName,
+  SignalResult,
+  TerminalSendResult,
+} from './types.js';
+
+/** Everything the engine thread needs to start one shell. */
+export interface SessionLaunchSpec {
+  /** Engine-unique id, for error messages. */
+  id: string;
+  /** Exact argv to spawn (already wrapped by the sandbox provider when confined). */
+  argv: string[];
+  /** Working directory of the pty child. */
+  cwd: string;
+  /** Caller's explicit environment, applied after scrubbing. */
+  env: Record<string, string> | undefined;
+  /** Shell dialect. */
+  dialect: Dialect;
+  /** Terminal size. */
+  rows: number;
+  cols: number;
+  /** Validated engine configuration. */
+  config: EngineConfig;
+  /** Test-only fault injection (see `FaultPlan`). */
+  faults?: FaultPlan;
+}
+
+/** Deliberate failures, enabled only by tests through the engine option `faultInjection`. */
+export interface FaultPlan {
+  /** Number of teardown attempts whose kills are swallowed (so verification fails). */
+  failTeardowns?: number;
+}
+
+/** Data given to the Piscina task that hosts one session. */
+export interface SessionTaskData {
+  /** Control-plane port: the session is exposed on it with Comlink. */
+  controlPort: MessagePort;
+  /** Data-plane port: live output batches flow out, acknowledgements flow in. */
+  dataPort: MessagePort;
+  /** What to launch. */
+  spec: SessionLaunchSpec;
+}
+
+/** What `launch()` reports once the pty child exists (before the shell is ready). */
+export interface LaunchInfo {
+  /** Identity of the pty child, for the host-exit guard. */
+  identity: ProcessIdentity;
+  /** Path of the terminal's slave side (e.g. /dev/pts/3). */
+  ttyPath: string;
+  /** Engine thread id, for diagnostics. */
+  threadId: number;
+}
+
+/** The control-plane interface an engine thread exposes for one session (wrapped by Comlink on the host). */
+export interface RemoteSessionApi {
+  /** Spawns the pty child. The host serializes launches across threads (node-pty's spawn is not thread-safe). */
+  launch(): Promise<LaunchInfo>;
+  /** Resolves with the MOTD once the shell is proven ready; rejects (coded) on timeout or exit. */
+  awaitStartup(): Promise<{ motd: string }>;
+  /** Starts a send with a host-chosen id; returns once the send owns the session's send slot. */
+  startSend(sendId: number, text: string, submit: boolean): Promise<void>;
+  /** Settles with the result of send `sendId`. */
+  awaitSend(sendId: number): Promise<TerminalSendResult>;
+  /** Output of send `sendId` since the previous call. */
+  readSendOutput(sendId: number): Promise<SendOutputDelta>;
+  /** Cancels send `sendId` (SIGINT to the foreground group after any in-flight write). */
+  cancelSend(sendId: number): Promise<void>;
+  /** A page of scrollback. */
+  read(request: ReadRequest): Promise<ReadResult>;
+  /** Delivers a signal to the foreground process group. */
+  signal(signal: SignalName): Promise<SignalResult>;
+  /** Whether the shell is alive. */
+  status(): Promise<SessionStatus>;
+  /** Turns live output publishing on the data port on or off. */
+  setLiveOutput(enabled: boolean): Promise<void>;
+  /** Tears the session down; the Piscina task resolves afterwards. Retries if an earlier close failed. */
+  close(reason: string): Promise<SessionOutcome>;
+  /** Test-only: makes the engine thread die (uncaught throw, or process.exit of the thread). */
+  crashThreadForTest(kind: 'throw' | 'exit'): Promise<void>;
+}
+
+/** A batch of live output, engine → host. */
+export interface LiveOutputMessage {
+  type: 'output';
+  /** Sanitized text; `\n` ends a line, `\r` starts a rewrite of the current line. */
+  text: string;
+  /** Characters dropped before this batch because the host had not acknowledged enough. */
+  dropped: number;
+}
+
+/** An acknowledgement, host → engine: the host processed `chars` more characters. */
+export interface LiveOutputAck {
+  type: 'ack';
+  chars: number;
+}

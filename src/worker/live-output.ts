@@ -1,0 +1,103 @@
+/**
+ * The data plane (SPEC §2): live output to host subscribers over a dedicated port, batched and
+ * flow-controlled by acknowledgements. Nothing is sent while nobody subscribes. A subscriber that lags
+ * (the host stopped acknowledging) makes the engine drop output — counting it — instead of buffering
+ * without bound; the scrollback still holds everything.
+ */
+import type { MessagePort } from 'node:worker_threads';
+import type { LiveOutputAck, LiveOutputMessage } from '../shared/protocol.js';
+
+/** Batch window: one message per few ms of output, so a flood crosses the thread boundary in few messages. */
+const BATCH_MS = 5;
+/** Flush early once a batch reaches this many characters. */
+const BATCH_MAX_CHARS = 64 * 1024;
+/** Stop sending when this many characters are unacknowledged … */
+const HIGH_WATERMARK_CHARS = 1024 * 1024;
+/** … and resume once the host caught up below this. */
+const LOW_WATERMARK_CHARS = 256 * 1024;
+
+/** Batches sanitized output to the host while enabled. */
+export class LiveOutputPublisher {
+  private enabled = false;
+  private parts: string[] = [];
+  private batchChars = 0;
+  private unacked = 0;
+  private dropped = 0;
+  private paused = false;
+  private timer: NodeJS.Timeout | undefined;
+  private disposed = false;
+
+  constructor(private readonly port: MessagePort) {
+    port.on('message', (message: LiveOutputAck) => {
+      if (message?.type !== 'ack') return;
+      this.unacked = Math.max(0, this.unacked - message.chars);
+      if (this.paused && this.unacked <= LOW_WATERMARK_CHARS) this.paused = false;
+    });
+    // Only ack traffic arrives here; it must not keep the engine thread alive on its own.
+    port.unref();
+  }
+
+  /** Turns publishing on or off. Turning it off discards any pending batch and resets flow control. */
+  setEnabled(enabled: boolean): void {
+    if (this.disposed) return;
+    this.enabled = enabled;
+    if (!enabled) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.parts = [];
+      this.batchChars = 0;
+      this.unacked = 0;
+      this.dropped = 0;
+      this.paused = false;
+    }
+  }
+
+  /** Text of the current line. */
+  text(s: string): void {
+    if (this.enabled) this.push(s);
+  }
+
+  /** End of line. */
+  newline(): void {
+    if (this.enabled) this.push('\n');
+  }
+
+  /** Start of a rewrite of the current line. */
+  rewriteLine(): void {
+    if (this.enabled) this.push('\r');
+  }
+
+  /** Sends what is pending and stops; idempotent. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.flush();
+    this.disposed = true;
+    this.enabled = false;
+    clearTimeout(this.timer);
+    this.port.close();
+  }
+
+  private push(s: string): void {
+    if (this.paused) {
+      this.dropped += s.length;
+      return;
+    }
+    this.parts.push(s);
+    this.batchChars += s.length;
+    if (this.batchChars >= BATCH_MAX_CHARS) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), BATCH_MS);
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.disposed || this.batchChars === 0) return;
+    const message: LiveOutputMessage = { type: 'output', text: this.parts.join(''), dropped: this.dropped };
+    this.parts = [];
+    this.unacked += this.batchChars;
+    this.batchChars = 0;
+    this.dropped = 0;
+    this.port.postMessage(message);
+    if (this.unacked >= HIGH_WATERMARK_CHARS) this.paused = true;
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Tracks prompt evidence in the sanitized stream (SPEC §4.2 rule 1): a candidate exists only while the
+ * printable text after the latest owned marker equals the controlled PS1 exactly — also when marker and
+ * prompt arrive split across data callbacks. Any further text (echoed input, output) voids it.
+ */
+import { CONTROLLED_PS1, type PromptMarker, parseOwnedMarker } from './prompt-marker.js';
+
+/** A marker followed by exactly the controlled prompt. */
+export interface PromptCandidate extends PromptMarker {
+  /** `performance.now()` when the prompt text completed. */
+  at: number;
+}
+
+/** Follows markers and prompt text; `candidate` is set while the stream ends in marker + PS1. */
+export class PromptTracker {
+  private marker: PromptMarker | undefined;
+  private tail = '';
+  private completedAt = 0;
+
+  constructor(
+    private readonly nonce: string,
+    private readonly prompt = CONTROLLED_PS1,
+  ) {}
+
+  /** The current candidate, or undefined. */
+  get candidate(): PromptCandidate | undefined {
+    if (this.marker === undefined || this.tail !== this.prompt) return undefined;
+    return { ...this.marker, at: this.completedAt };
+  }
+
+  /** Forget everything (the write boundary: evidence from before a write never counts). */
+  reset(): void {
+    this.marker = undefined;
+    this.tail = '';
+  }
+
+  /** An OSC payload arrived. Returns true when it was one of ours. */
+  osc(payload: string): boolean {
+    const marker = parseOwnedMarker(payload, this.nonce);
+    if (marker === undefined) return false;
+    this.marker = marker;
+    this.tail = '';
+    return true;
+  }
+
+  /** Printable text arrived. */
+  text(s: string): void {
+    if (this.marker === undefined) return;
+    if (this.tail.length + s.length > this.prompt.length) {
+      this.marker = undefined; // more than a prompt follows the marker: not at our prompt
+      return;
+    }
+    this.tail += s;
+    if (this.tail === this.prompt) this.completedAt = performance.now();
+    else if (!this.prompt.startsWith(this.tail)) this.marker = undefined;
+  }
+
+  /** A line ended: whatever follows the marker is not a bare prompt any more. */
+  newline(): void {
+    this.marker = undefined;
+  }
+
+  /** A carriage-return rewrite of the current line restarts the prompt text after the marker. */
+  rewriteLine(): void {
+    this.tail = '';
+  }
+}

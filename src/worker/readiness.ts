@@ -1,0 +1,107 @@
+/**
+ * The readiness verdict (SPEC §4.2 rules 1, 3, 4): given the prompt evidence from the output stream and
+ * a sample of the terminal's foreground process group, decide whether the terminal is provably waiting
+ * for input. Pure: the send lifecycle feeds it samples, fakes feed it races.
+ */
+import type { PromptCandidate } from './prompt-tracker.js';
+import type { ForegroundSample, ThreadWait } from './stdin-wait.js';
+
+/** The session's own shell, once startup identified it. */
+export interface ShellIdentity {
+  /** `$$` of the shell (a descendant of the pty child when a sandbox launcher sits in between). */
+  pid: number;
+  /** Its process group (job-control bash leads its own group). */
+  pgrp: number;
+}
+
+/** What the foreground looked like at the write boundary (rule 4). */
+export interface WaitBaseline {
+  /** Foreground group at the boundary, when it could be read. */
+  tpgid: number | undefined;
+  /** Threads that were already blocked on the terminal, with their switch counters. */
+  waiting: Map<number, number | undefined>;
+}
+
+/** Verdict of one judgement. */
+export type ReadinessVerdict =
+  /** The shell's own marker + PS1, the shell owns the foreground and is blocked on the terminal. */
+  | { kind: 'prompt'; candidate: PromptCandidate }
+  /** A foreground thread is newly blocked reading the terminal. */
+  | { kind: 'stdin_wait'; tid: number; switches: number | undefined; tpgid: number }
+  /** Nothing proven (yet). */
+  | { kind: 'none' };
+
+/** Inputs of {@link judgeReadiness}. */
+export interface ReadinessInput {
+  /** Prompt evidence gathered since the write boundary. */
+  candidate: PromptCandidate | undefined;
+  /** The session's shell; undefined before startup identified it. */
+  shell: ShellIdentity | undefined;
+  /** Fresh sample of the foreground group; undefined when /proc could not be read. */
+  sample: ForegroundSample | undefined;
+  /** Foreground state at the write boundary; undefined means nothing pre-existed (startup). */
+  baseline: WaitBaseline | undefined;
+  /** Threads observed outside a terminal wait since the write boundary. */
+  leftWait: ReadonlySet<number>;
+}
+
+/** The shell's own line editor blocks in these; they mean "at a prompt", which only the marker may prove. */
+const LINE_EDITOR_SYSCALLS = new Set(['pselect6', 'select', 'poll', 'ppoll']);
+
+/** Snapshot of pre-existing waits at the write boundary (rule 4). */
+export function baselineOf(sample: ForegroundSample | undefined): WaitBaseline {
+  const waiting = new Map<number, number | undefined>();
+  for (const member of sample?.members ?? []) {
+    if (member.verdict === 'waiting') waiting.set(member.tid, member.switches);
+  }
+  return { tpgid: sample?.tpgid, waiting };
+}
+
+/** Records threads seen outside a wait, so a later wait of theirs counts as new (rule 4). */
+export function noteLeftWait(sample: ForegroundSample | undefined, leftWait: Set<number>): void {
+  for (const member of sample?.members ?? []) {
+    if (member.verdict === 'not_waiting') leftWait.add(member.tid);
+  }
+}
+
+/** Decides readiness. Unknown or unreadable state is never positive evidence. */
+export function judgeReadiness(input: ReadinessInput): ReadinessVerdict {
+  const { candidate, shell, sample } = input;
+  if (sample === undefined) return { kind: 'none' };
+
+  // Rule 1: prompt evidence needs the shell's own marker, the shell's group in the foreground, and the
+  // shell itself seen blocked on the terminal (so text running several commands settles after the last).
+  if (candidate !== undefined && shell !== undefined && candidate.shellPid === shell.pid) {
+    if (
+      sample.tpgid === shell.pgrp &&
+      sample.members.some((m) => m.pid === shell.pid && m.verdict === 'waiting')
+    ) {
+      return { kind: 'prompt', candidate };
+    }
+  }
+
+  // Rule 3 + 4: a foreground thread blocked reading the terminal, and that wait is new since the write.
+  for (const member of sample.members) {
+    if (member.verdict !== 'waiting') continue;
+    if (shell !== undefined && member.pid === shell.pid && isLineEditorWait(member)) continue;
+    if (!isFreshWait(member, sample.tpgid, input)) continue;
+    return { kind: 'stdin_wait', tid: member.tid, switches: member.switches, tpgid: sample.tpgid };
+  }
+  return { kind: 'none' };
+}
+
+/** The shell waiting in its line editor is at a prompt (or continuation prompt): only the marker proves it. */
+function isLineEditorWait(member: ThreadWait): boolean {
+  return member.syscall === undefined || LINE_EDITOR_SYSCALLS.has(member.syscall);
+}
+
+function isFreshWait(member: ThreadWait, tpgid: number, input: ReadinessInput): boolean {
+  const { baseline, leftWait } = input;
+  if (baseline === undefined) return true;
+  if (baseline.tpgid !== tpgid) return true; // a different foreground group is new evidence
+  if (!baseline.waiting.has(member.tid)) return true; // it was not waiting at the write boundary
+  if (leftWait.has(member.tid)) return true; // observed leaving the wait since
+  const before = baseline.waiting.get(member.tid);
+  // The switch counters show it ran since the boundary. Unknown counters prove nothing.
+  return before !== undefined && member.switches !== undefined && member.switches > before;
+}

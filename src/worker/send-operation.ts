@@ -1,0 +1,384 @@
+/**
+ * One send's whole lifecycle (SPEC §4.2, §4.4): the write, the readiness evidence gathered after it, the
+ * deadline, the silence bound, the probe timer, cancellation and the output slice. The session holds at
+ * most one. Its state is a closed union, and every timer it arms is owned here and cleared on settle.
+ */
+import type { EngineConfig } from '../shared/config.js';
+import { TerminalError } from '../shared/errors.js';
+import type { SendOutputDelta, SessionStatus, TerminalSendResult, WaitReason } from '../shared/types.js';
+import { LineRing } from './line-ring.js';
+import { CONTROLLED_PS1 } from './prompt-marker.js';
+import { type PromptCandidate, PromptTracker } from './prompt-tracker.js';
+import type { WriteOutcome } from './pty-input-writer.js';
+import {
+  baselineOf,
+  judgeReadiness,
+  noteLeftWait,
+  type ShellIdentity,
+  type WaitBaseline,
+} from './readiness.js';
+import type { ForegroundSample } from './stdin-wait.js';
+
+/** Probe delays after output, in ms: a program that just printed its prompt blocks within microseconds,
+ *  so look again almost at once, then back off to `pollIntervalMs` while it keeps running. */
+const PROBE_BACKOFF_MS = [1, 2, 4, 8, 16, 32];
+
+/** Quiet time before a stdin wait is confirmed: the waiting program's last output is already in the pty
+ *  buffer, and this lets it reach the output slice before the send settles. */
+const STDIN_CONFIRM_MS = 3;
+
+/** What a send needs from its session. */
+export interface SendEnvironment {
+  readonly config: EngineConfig;
+  /** The session nonce, for the send's prompt tracker. */
+  readonly nonce: string;
+  /** Samples the foreground process group; undefined when it cannot be read. */
+  sample(): ForegroundSample | undefined;
+  /** The session's shell, when known. During startup it may be resolved from a prompt candidate. */
+  shell(candidate?: PromptCandidate): ShellIdentity | undefined;
+  /** Resolves once terminal replies queued so far are written (replies go before caller input). */
+  drainReplies(): Promise<void>;
+  /** Writes caller input; stops before the next slice once `isCancelled()` is true. */
+  writeInput(data: string, isCancelled: () => boolean): Promise<WriteOutcome>;
+  /** Sends SIGINT to the foreground process group; returns the group. Throws on failure. */
+  interrupt(): number;
+  /** Current shell status. */
+  status(): SessionStatus;
+}
+
+/** Options of one send. */
+export interface SendOptions {
+  /** Text to type; empty for startup. */
+  text: string;
+  /** Append `\r`. */
+  submit: boolean;
+  /** Startup publication rules (SPEC §4.1): zero-output silence never settles, bash needs its prompt. */
+  startup?: 'bash' | 'pwsh';
+}
+
+/** States of a send. */
+type SendState =
+  | { kind: 'draining' }
+  | { kind: 'writing' }
+  | { kind: 'waiting' }
+  | { kind: 'settled'; result: TerminalSendResult };
+
+/** A pending stdin-wait verdict waiting out the confirm window. */
+interface PendingConfirm {
+  tid: number;
+  switches: number | undefined;
+  tpgid: number;
+  outputSeq: number;
+}
+
+/** One send. Feed it the sanitized stream with `text/newline/rewriteLine/osc`. */
+export class SendOperation {
+  /** Settles exactly once with the send's result (or rejects on a write/signal transport failure). */
+  readonly done: Promise<TerminalSendResult>;
+  /** Resolves once neither a write nor a cancel signal of this send can still happen (slot release). */
+  readonly quiesced: Promise<void>;
+
+  private state: SendState = { kind: 'draining' };
+  private readonly startedAt = performance.now();
+  private readonly tracker: PromptTracker;
+  private readonly output: LineRing;
+  private deltaSeq = 0;
+  private deltaTruncated = false;
+  private baseline: WaitBaseline | undefined;
+  private readonly leftWait = new Set<number>();
+  private hadOutput = false;
+  private outputSeq = 0;
+  private graceUsed = false;
+  private cancelRequested = false;
+  private confirm: PendingConfirm | undefined;
+  private probeStep = 0;
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  private silenceTimer: NodeJS.Timeout | undefined;
+  private probeTimer: NodeJS.Timeout | undefined;
+  private writeDone: Promise<WriteOutcome | 'failed'> = Promise.resolve('written');
+  private cancelDone: Promise<void> = Promise.resolve();
+  private resolveDone!: (result: TerminalSendResult) => void;
+  private rejectDone!: (error: unknown) => void;
+
+  constructor(
+    private readonly env: SendEnvironment,
+    private readonly options: SendOptions,
+  ) {
+    this.tracker = new PromptTracker(env.nonce);
+    this.output = new LineRing({ maxLines: Number.MAX_SAFE_INTEGER, maxBytes: env.config.maxReadBytes });
+    this.done = new Promise<TerminalSendResult>((resolve, reject) => {
+      this.resolveDone = resolve;
+      this.rejectDone = reject;
+    });
+    // A transport failure rejects `done`; the session observes it, so it is never unhandled.
+    this.done.catch(() => undefined);
+    this.deadlineTimer = setTimeout(() => this.settle('timeout'), env.config.timeoutMs);
+    this.quiesced = this.done.then(
+      () => this.settledSideEffects(),
+      () => this.settledSideEffects(),
+    );
+  }
+
+  /** True once the send has a result. */
+  get settled(): boolean {
+    return this.state.kind === 'settled';
+  }
+
+  /** Begins the send: drains terminal replies, marks the write boundary, writes. */
+  async start(): Promise<void> {
+    if (this.options.startup !== undefined) {
+      // Startup writes nothing: collect from the very first byte the shell prints.
+      this.beginWaiting();
+      return;
+    }
+    try {
+      await this.env.drainReplies();
+    } catch {
+      // Replies failing to drain means the pty is gone; exit handling settles the send.
+    }
+    if (this.state.kind !== 'draining') return;
+    if (this.cancelRequested) {
+      // Cancelled before a byte was written: the queued input is never written (SPEC §4.4).
+      this.beginWaiting();
+      return;
+    }
+    // Write boundary (rule 5): evidence gathered before this point is discarded.
+    this.tracker.reset();
+    this.hadOutput = false;
+    this.baseline = baselineOf(this.env.sample());
+    const data = this.options.submit ? `${this.options.text}\r` : this.options.text;
+    if (data.length === 0) {
+      this.beginWaiting();
+      return;
+    }
+    this.state = { kind: 'writing' };
+    this.writeDone = this.env
+      .writeInput(data, () => this.cancelRequested || this.settled)
+      .then(
+        (outcome) => outcome,
+        (error: unknown) => {
+          this.fail(
+            new TerminalError('WRITE_FAILED', `writing to the terminal failed: ${String(error)}`, {
+              cause: error,
+            }),
+          );
+          return 'failed' as const;
+        },
+      );
+    const outcome = await this.writeDone;
+    if (outcome !== 'failed' && this.state.kind === 'writing') this.beginWaiting();
+  }
+
+  /** Sanitized text of the current line. */
+  text(s: string): void {
+    if (!this.collecting()) return;
+    this.output.text(s);
+    this.tracker.text(s);
+    this.noteOutput();
+  }
+
+  /** End of line. */
+  newline(): void {
+    if (!this.collecting()) return;
+    this.output.newline();
+    this.tracker.newline();
+    this.noteOutput();
+  }
+
+  /** Carriage-return rewrite of the current line. */
+  rewriteLine(): void {
+    if (!this.collecting()) return;
+    this.output.rewriteLine();
+    this.tracker.rewriteLine();
+    this.noteOutput();
+  }
+
+  /** An OSC payload (maybe our marker). */
+  osc(payload: string): void {
+    if (!this.collecting()) return;
+    if (this.tracker.osc(payload)) this.noteOutput();
+  }
+
+  /** Output since the previous call. */
+  readOutput(): SendOutputDelta {
+    const page = this.output.readSince(this.deltaSeq, this.env.config.maxReadBytes);
+    this.deltaSeq = page.nextSeq;
+    const truncated = page.truncated || this.deltaTruncated;
+    this.deltaTruncated = false;
+    return { delta: page.text, truncated };
+  }
+
+  /**
+   * Cancels: queued input is never written; once an in-flight slice settled, a real SIGINT goes to the
+   * foreground group (never `\x03`). A failed write sends no signal. The deadline stays armed and the
+   * send keeps its slot until write and signal settled. Resolves once the signal was delivered.
+   */
+  cancel(): Promise<void> {
+    if (this.settled || this.cancelRequested) return this.cancelDone;
+    this.cancelRequested = true;
+    this.cancelDone = (async () => {
+      const outcome = await this.writeDone;
+      if (outcome === 'failed' || this.settled) return;
+      try {
+        this.env.interrupt();
+      } catch (error) {
+        this.fail(error);
+      }
+    })();
+    return this.cancelDone;
+  }
+
+  /** The shell exited or the session closed: settle `session_exit`. */
+  sessionExited(): void {
+    this.settle('session_exit');
+  }
+
+  /** Rejects the send with a transport failure. */
+  fail(error: unknown): void {
+    if (this.settled) return;
+    const result = this.buildResult('session_exit', undefined);
+    this.state = { kind: 'settled', result };
+    this.clearTimers();
+    this.rejectDone(error);
+  }
+
+  private collecting(): boolean {
+    return this.state.kind === 'writing' || this.state.kind === 'waiting';
+  }
+
+  private beginWaiting(): void {
+    this.state = { kind: 'waiting' };
+    this.armSilence();
+    this.probeStep = 0;
+    // Without output yet, the first exact probe waits `exactProbeAfterMs`; output brings it forward.
+    this.scheduleProbe(this.hadOutput ? 0 : this.env.config.exactProbeAfterMs);
+  }
+
+  private noteOutput(): void {
+    this.hadOutput = true;
+    this.outputSeq++;
+    if (this.state.kind !== 'waiting') return;
+    this.armSilence();
+    this.probeStep = 0;
+    if (this.tracker.candidate !== undefined) {
+      this.probe(); // a prompt settles the moment it is proven: no quiet period in between
+      return;
+    }
+    this.scheduleProbe(PROBE_BACKOFF_MS[0]!);
+  }
+
+  private armSilence(): void {
+    clearTimeout(this.silenceTimer);
+    this.graceUsed = false;
+    this.silenceTimer = setTimeout(() => this.onSilence(), this.env.config.idleSilenceMs);
+  }
+
+  private onSilence(): void {
+    if (this.state.kind !== 'waiting') return;
+    if (this.options.startup !== undefined && !this.hadOutput) return; // zero-output silence never publishes
+    if (this.tracker.candidate !== undefined && !this.graceUsed) {
+      // Rule 2: bash may print its marker before the kernel shows it back in the foreground; keep the
+      // candidate for `handoffGraceMs` past the silence bound so the handoff can still win.
+      this.graceUsed = true;
+      this.silenceTimer = setTimeout(() => this.onSilence(), this.env.config.handoffGraceMs);
+      return;
+    }
+    this.settle('inferred_idle');
+  }
+
+  private scheduleProbe(delayMs: number): void {
+    clearTimeout(this.probeTimer);
+    this.probeTimer = setTimeout(() => this.probe(), delayMs);
+  }
+
+  private nextBackoff(): number {
+    const delay = PROBE_BACKOFF_MS[this.probeStep] ?? this.env.config.pollIntervalMs;
+    this.probeStep++;
+    return Math.min(delay, this.env.config.pollIntervalMs);
+  }
+
+  private probe(): void {
+    clearTimeout(this.probeTimer);
+    this.probeTimer = undefined;
+    if (this.state.kind !== 'waiting') return;
+    const candidate = this.tracker.candidate;
+    const sample = this.env.sample();
+    noteLeftWait(sample, this.leftWait);
+    const verdict = judgeReadiness({
+      candidate,
+      shell: this.env.shell(candidate),
+      sample,
+      baseline: this.baseline,
+      leftWait: this.leftWait,
+    });
+    if (verdict.kind === 'prompt') {
+      this.settle('stdin_read', verdict.candidate);
+      return;
+    }
+    if (verdict.kind === 'stdin_wait' && this.options.startup !== 'bash') {
+      const pending = this.confirm;
+      if (
+        pending !== undefined &&
+        pending.tid === verdict.tid &&
+        pending.tpgid === verdict.tpgid &&
+        pending.switches === verdict.switches &&
+        pending.outputSeq === this.outputSeq
+      ) {
+        this.settle('stdin_read');
+        return;
+      }
+      // Confirm after a short quiet: same thread, same group, still blocked, did not run, no new output.
+      this.confirm = {
+        tid: verdict.tid,
+        switches: verdict.switches,
+        tpgid: verdict.tpgid,
+        outputSeq: this.outputSeq,
+      };
+      this.scheduleProbe(STDIN_CONFIRM_MS);
+      return;
+    }
+    this.confirm = undefined;
+    this.scheduleProbe(this.nextBackoff());
+  }
+
+  private settle(reason: WaitReason, candidate?: PromptCandidate): void {
+    if (this.settled) return;
+    const result = this.buildResult(reason, candidate);
+    this.state = { kind: 'settled', result };
+    this.clearTimers();
+    this.resolveDone(result);
+  }
+
+  private buildResult(reason: WaitReason, candidate: PromptCandidate | undefined): TerminalSendResult {
+    let viewport = this.output.toString();
+    if (candidate !== undefined && viewport.endsWith(CONTROLLED_PS1)) {
+      // The prompt itself is not output of the command; the wait reason already says we are at it.
+      viewport = viewport.slice(0, viewport.length - CONTROLLED_PS1.length).replace(/\n$/, '');
+    }
+    const result: TerminalSendResult = {
+      viewport,
+      waitReason: reason,
+      sessionStatus: this.env.status(),
+      truncated: this.output.evicted,
+      elapsedMs: Math.round((performance.now() - this.startedAt) * 100) / 100,
+    };
+    if (candidate !== undefined) {
+      result.exitCode = candidate.exitCode;
+      result.cwd = candidate.cwd;
+    }
+    return result;
+  }
+
+  private clearTimers(): void {
+    clearTimeout(this.deadlineTimer);
+    clearTimeout(this.silenceTimer);
+    clearTimeout(this.probeTimer);
+    this.deadlineTimer = this.silenceTimer = this.probeTimer = undefined;
+  }
+
+  private async settledSideEffects(): Promise<void> {
+    // The slot is held until no byte and no signal of this send can still reach the terminal.
+    await this.writeDone;
+    await this.cancelDone;
+  }
+}

@@ -1,0 +1,414 @@
+/**
+ * One terminal session inside an engine thread (or inline on the host thread, for the benchmark
+ * baseline): the pty child, the output pipeline (replier → sanitizer → scrollback / send / live
+ * stream), the send slot, signals and teardown. Where a byte enters: `onData`. Where readiness is
+ * decided: `send-operation.ts`. Where a process dies: `close()` → `teardown.ts`.
+ */
+import { statSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
+import { threadId } from 'node:worker_threads';
+import * as pty from 'node-pty';
+import { TerminalError } from '../shared/errors.js';
+import type { ProcessIdentity } from '../shared/proc-stat.js';
+import type { LaunchInfo, SessionLaunchSpec } from '../shared/protocol.js';
+import type {
+  ReadRequest,
+  ReadResult,
+  SendOutputDelta,
+  SessionOutcome,
+  SessionStatus,
+  SignalName,
+  SignalResult,
+  TerminalSendResult,
+} from '../shared/types.js';
+import { buildShellEnvironment } from './environment.js';
+import { LineRing } from './line-ring.js';
+import type { LiveOutputPublisher } from './live-output.js';
+import { identityOf, readProcStat } from './proc-probe.js';
+import { bashMarkerVariables, createNonce } from './prompt-marker.js';
+import type { PromptCandidate } from './prompt-tracker.js';
+import { PtyInputWriter, type WriteOutcome } from './pty-input-writer.js';
+import type { ShellIdentity } from './readiness.js';
+import { OutputSanitizer, type SanitizerSink } from './sanitizer.js';
+import { SendOperation } from './send-operation.js';
+import { type ForegroundSample, sampleForeground } from './stdin-wait.js';
+import { teardownProcessTree } from './teardown.js';
+import { TerminalReplier } from './terminal-replier.js';
+
+/** How long close waits for node-pty's exit event after the tree is gone (it follows the socket close). */
+const EXIT_EVENT_WAIT_MS = 2_000;
+/** Depth bound when checking that a marker's pid descends from the pty child. */
+const MAX_ANCESTRY_DEPTH = 16;
+/** Settled sends kept so `awaitSend`/`readSendOutput` can still answer right after the settle. */
+const SETTLED_SENDS_KEPT = 4;
+
+/** The parts of node-pty's UnixTerminal we rely on beyond its typings (both are public getters there). */
+interface UnixPtyExtras {
+  fd?: number;
+  ptsName?: string;
+}
+
+/** A terminal session. Create, `launch()`, `awaitStartup()`, then send/read/signal; `close()` at the end. */
+export class SessionCore {
+  /** Resolves once the session is closed for good (teardown verified). */
+  readonly finished: Promise<SessionOutcome>;
+
+  private readonly nonce = createNonce();
+  private readonly scrollback: LineRing;
+  private readonly sanitizer: OutputSanitizer;
+  private readonly sink: SanitizerSink;
+  private term: pty.IPty | undefined;
+  private replier: TerminalReplier | undefined;
+  private writer: PtyInputWriter | undefined;
+  private root: ProcessIdentity | undefined;
+  private ttyRdev = -1;
+  private shellIdentity: ShellIdentity | undefined;
+  private startup: SendOperation | undefined;
+  private active: { id: number; op: SendOperation } | undefined;
+  private readonly settledSends = new Map<number, SendOperation>();
+  private exitStatus: SessionStatus = { kind: 'running' };
+  private exited: Promise<void>;
+  private markExited!: () => void;
+  private closing = false;
+  private closeAttempt: Promise<SessionOutcome> | undefined;
+  private failTeardowns: number;
+  private resolveFinished!: (outcome: SessionOutcome) => void;
+
+  constructor(
+    private readonly spec: SessionLaunchSpec,
+    private readonly live?: LiveOutputPublisher,
+  ) {
+    const { config } = spec;
+    this.scrollback = new LineRing({ maxLines: config.scrollbackLines, maxBytes: config.scrollbackMaxBytes });
+    this.sanitizer = new OutputSanitizer({ maxPendingChars: config.maxReadBytes });
+    this.failTeardowns = spec.faults?.failTeardowns ?? 0;
+    this.finished = new Promise((resolve) => {
+      this.resolveFinished = resolve;
+    });
+    this.exited = new Promise((resolve) => {
+      this.markExited = resolve;
+    });
+    const sendSink = (): SendOperation | undefined => this.active?.op ?? this.startup;
+    this.sink = {
+      text: (s) => {
+        this.scrollback.text(s);
+        sendSink()?.text(s);
+        this.live?.text(s);
+      },
+      newline: () => {
+        this.scrollback.newline();
+        sendSink()?.newline();
+        this.live?.newline();
+      },
+      rewriteLine: () => {
+        this.scrollback.rewriteLine();
+        sendSink()?.rewriteLine();
+        this.live?.rewriteLine();
+      },
+      osc: (payload) => sendSink()?.osc(payload),
+    };
+  }
+
+  /** Spawns the pty child and starts collecting startup output. Synchronous: node-pty's spawn is. */
+  launch(): LaunchInfo {
+    if (this.term !== undefined) throw new TerminalError('INTERNAL', 'session already launched');
+    const { spec } = this;
+    const [file, ...args] = spec.argv;
+    if (file === undefined) throw new TerminalError('SPAWN_FAILED', 'empty argv');
+    const env = buildShellEnvironment(
+      process.env,
+      spec.env,
+      spec.dialect === 'bash' ? bashMarkerVariables(this.nonce) : { NO_COLOR: '1' },
+    );
+    let term: pty.IPty;
+    try {
+      term = pty.spawn(file, args, { name: 'dumb', cols: spec.cols, rows: spec.rows, cwd: spec.cwd, env });
+    } catch (error) {
+      throw new TerminalError('SPAWN_FAILED', `could not start ${file}: ${String(error)}`, { cause: error });
+    }
+    this.term = term;
+    const extras = term as unknown as UnixPtyExtras;
+    if (typeof extras.fd !== 'number' || typeof extras.ptsName !== 'string') {
+      term.kill('SIGKILL');
+      throw new TerminalError(
+        'SPAWN_FAILED',
+        'node-pty did not expose the terminal fd (unsupported platform)',
+      );
+    }
+    this.writer = new PtyInputWriter(extras.fd);
+    this.ttyRdev = statSync(extras.ptsName).rdev;
+    this.root = identityOf(term.pid) ?? { pid: term.pid, startTime: -1 };
+    this.replier = new TerminalReplier({
+      cols: spec.cols,
+      rows: spec.rows,
+      reply: (data: string) => {
+        if (this.exitStatus.kind === 'running') this.term?.write(data);
+      },
+    });
+    this.startup = new SendOperation(this.sendEnvironment(), {
+      text: '',
+      submit: false,
+      startup: spec.dialect,
+    });
+    void this.startup.start();
+    term.onData((chunk) => this.onData(chunk));
+    term.onExit(({ exitCode, signal }) => {
+      // Never tear anything down inside node-pty's exit callback (SPEC §2): defer to a fresh tick.
+      setImmediate(() => this.onExit(exitCode, signal));
+    });
+    return { identity: this.root, ttyPath: extras.ptsName, threadId };
+  }
+
+  /** Resolves with the MOTD once the shell is ready; rejects on timeout or early exit. */
+  async awaitStartup(): Promise<{ motd: string }> {
+    const op = this.startup;
+    if (op === undefined) throw new TerminalError('INTERNAL', 'awaitStartup before launch');
+    const result = await op.done;
+    this.startup = undefined;
+    if (result.waitReason === 'timeout') {
+      throw new TerminalError(
+        'SPAWN_TIMEOUT',
+        `shell did not show a ready prompt within ${this.spec.config.timeoutMs} ms`,
+      );
+    }
+    if (result.waitReason === 'session_exit') {
+      const status = this.exitStatus;
+      const detail = status.kind === 'exited' ? ` (code ${status.exitCode}, signal ${status.signal})` : '';
+      throw new TerminalError(
+        'SPAWN_EXITED',
+        `shell exited during startup${detail}: ${result.viewport.slice(-500)}`,
+      );
+    }
+    return { motd: result.viewport };
+  }
+
+  /** Starts send `id`. Throws SEND_ACTIVE while another send holds the slot. */
+  startSend(id: number, text: string, submit: boolean): void {
+    this.assertOpen();
+    if (this.startup !== undefined) throw new TerminalError('SEND_ACTIVE', 'the session is still starting');
+    if (this.active !== undefined) {
+      throw new TerminalError(
+        'SEND_ACTIVE',
+        'another send is still active on this session; wait for it or cancel it',
+      );
+    }
+    const op = new SendOperation(this.sendEnvironment(), { text, submit });
+    this.active = { id, op };
+    // The slot is released only once no byte or signal of this send can still reach the terminal.
+    void op.quiesced.then(() => {
+      if (this.active?.op === op) this.active = undefined;
+      this.settledSends.set(id, op);
+      while (this.settledSends.size > SETTLED_SENDS_KEPT) {
+        this.settledSends.delete(this.settledSends.keys().next().value as number);
+      }
+    });
+    void op.start();
+  }
+
+  /** Result of send `id`. */
+  awaitSend(id: number): Promise<TerminalSendResult> {
+    return this.sendById(id).done;
+  }
+
+  /** Output of send `id` since the previous call. */
+  readSendOutput(id: number): SendOutputDelta {
+    return this.sendById(id).readOutput();
+  }
+
+  /** Cancels send `id`. */
+  cancelSend(id: number): Promise<void> {
+    return this.sendById(id).cancel();
+  }
+
+  /** A page of scrollback. */
+  read(request: ReadRequest): ReadResult {
+    return this.scrollback.read(request, this.spec.config.maxReadBytes);
+  }
+
+  /** Delivers `signal` to the foreground process group; SIGKILL to the shell's own group is refused. */
+  signal(signal: SignalName): SignalResult {
+    this.assertOpen();
+    if (this.exitStatus.kind === 'exited') throw new TerminalError('SESSION_CLOSED', 'the shell has exited');
+    const target = this.foregroundGroup();
+    const shellGroup = this.shellIdentity?.pgrp ?? this.root?.pid;
+    if (signal === 'SIGKILL' && (target === shellGroup || target === this.root?.pid)) {
+      throw new TerminalError(
+        'SIGNAL_REFUSED',
+        "SIGKILL would kill the session's own shell; close the session instead",
+      );
+    }
+    try {
+      process.kill(-target, signal);
+    } catch (error) {
+      throw new TerminalError('SIGNAL_FAILED', `could not send ${signal} to process group ${target}`, {
+        cause: error,
+      });
+    }
+    return { delivered: true, targetPgid: target };
+  }
+
+  /** Whether the shell is alive. */
+  status(): SessionStatus {
+    return this.exitStatus;
+  }
+
+  /** Live output on/off. */
+  setLiveOutput(enabled: boolean): void {
+    this.live?.setEnabled(enabled);
+  }
+
+  /**
+   * Closes: rejects new sends and signals, stops readiness work, tears the process tree down, then
+   * settles an in-flight send as `session_exit`. A failed close is not cached: calling again retries
+   * against the live process table.
+   */
+  close(reason = 'closed'): Promise<SessionOutcome> {
+    this.closing = true;
+    this.closeAttempt ??= this.runClose(reason).catch((error: unknown) => {
+      this.closeAttempt = undefined;
+      throw error;
+    });
+    return this.closeAttempt;
+  }
+
+  /** Test-only: kills the engine thread from outside any handler. */
+  crashThreadForTest(kind: 'throw' | 'exit'): void {
+    if (kind === 'throw') {
+      setTimeout(() => {
+        throw new Error('injected engine thread crash');
+      }, 0);
+    } else {
+      setTimeout(() => process.exit(1), 0);
+    }
+  }
+
+  private async runClose(reason: string): Promise<SessionOutcome> {
+    const op = this.active?.op ?? this.startup;
+    if (this.root !== undefined) {
+      await teardownProcessTree(this.root, {
+        graceMs: this.spec.config.disposeGraceMs,
+        kill: this.killFunction(),
+      });
+      await this.waitForExitEvent();
+    }
+    op?.sessionExited();
+    this.replier?.dispose();
+    this.live?.dispose();
+    const outcome: SessionOutcome = { status: this.exitStatus, reason };
+    this.resolveFinished(outcome);
+    return outcome;
+  }
+
+  private killFunction(): ((pid: number, signal: NodeJS.Signals) => void) | undefined {
+    if (this.failTeardowns <= 0) return undefined;
+    this.failTeardowns--;
+    return () => undefined; // fault injection: every kill of this attempt is swallowed
+  }
+
+  private async waitForExitEvent(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, EXIT_EVENT_WAIT_MS);
+    });
+    await Promise.race([this.exited, bound]);
+    clearTimeout(timer);
+  }
+
+  private onData(chunk: string): void {
+    this.replier?.feed(chunk);
+    this.sanitizer.push(chunk, this.sink);
+  }
+
+  private onExit(exitCode: number, signal: number | undefined): void {
+    this.exitStatus = {
+      kind: 'exited',
+      exitCode: signal ? null : exitCode,
+      signal: signal ? signalName(signal) : null,
+    };
+    this.markExited();
+    if (this.closing) return; // close() settles the send after its teardown
+    // The shell exited on its own: clean up what it left behind, then report session_exit.
+    const op = this.active?.op ?? this.startup;
+    const root = this.root;
+    void (async () => {
+      if (root !== undefined) {
+        try {
+          await teardownProcessTree(root, { graceMs: this.spec.config.disposeGraceMs });
+        } catch {
+          // Leftovers that survive here are retried by close(), which reports the failure.
+        }
+      }
+      op?.sessionExited();
+    })();
+  }
+
+  private sendById(id: number): SendOperation {
+    if (this.active?.id === id) return this.active.op;
+    const op = this.settledSends.get(id);
+    if (op === undefined) throw new TerminalError('INTERNAL', `unknown send ${id}`);
+    return op;
+  }
+
+  private assertOpen(): void {
+    if (this.closing) throw new TerminalError('SESSION_CLOSED', 'the session is closed');
+  }
+
+  /** The terminal's foreground group, read from the pty child's stat (it shares the controlling tty). */
+  private foregroundGroup(): number {
+    const rootPid = this.root?.pid;
+    const stat = rootPid === undefined ? undefined : readProcStat(rootPid);
+    if (stat !== undefined && stat.tpgid > 0) return stat.tpgid;
+    return this.shellIdentity?.pgrp ?? rootPid ?? -1;
+  }
+
+  private sendEnvironment() {
+    return {
+      config: this.spec.config,
+      nonce: this.nonce,
+      sample: (): ForegroundSample | undefined => {
+        const root = this.root;
+        if (root === undefined || this.exitStatus.kind === 'exited') return undefined;
+        return sampleForeground(root.pid, this.shellIdentity?.pid ?? root.pid, this.ttyRdev);
+      },
+      shell: (candidate?: PromptCandidate) => this.resolveShell(candidate),
+      drainReplies: () => this.replier?.whenIdle() ?? Promise.resolve(),
+      writeInput: (data: string, isCancelled: () => boolean): Promise<WriteOutcome> => {
+        if (this.writer === undefined) return Promise.reject(new Error('no terminal'));
+        return this.writer.write(data, isCancelled);
+      },
+      interrupt: () => {
+        const target = this.foregroundGroup();
+        process.kill(-target, 'SIGINT');
+        return target;
+      },
+      status: () => this.exitStatus,
+    };
+  }
+
+  /**
+   * The session's shell. Identified from the first prompt candidate whose pid is the pty child or a
+   * descendant of it (a sandbox launcher may sit in between); fixed from then on, so a nested shell that
+   * inherited PROMPT_COMMAND can never pose as ours.
+   */
+  private resolveShell(candidate?: PromptCandidate): ShellIdentity | undefined {
+    if (this.shellIdentity !== undefined || candidate === undefined || this.root === undefined) {
+      return this.shellIdentity;
+    }
+    let pid = candidate.shellPid;
+    const stat = readProcStat(pid);
+    if (stat === undefined) return undefined;
+    for (let depth = 0; depth < MAX_ANCESTRY_DEPTH && pid !== this.root.pid; depth++) {
+      const parent = readProcStat(pid)?.ppid;
+      if (parent === undefined || parent <= 1) return undefined;
+      pid = parent;
+    }
+    if (pid !== this.root.pid) return undefined;
+    this.shellIdentity = { pid: candidate.shellPid, pgrp: stat.pgrp };
+    return this.shellIdentity;
+  }
+}
+
+function signalName(signal: number): string {
+  const entry = Object.entries(osConstants.signals).find(([, value]) => value === signal);
+  return entry?.[0] ?? String(signal);
+}

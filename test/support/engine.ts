@@ -1,0 +1,41 @@
+/**
+ * Engine access for behaviour tests: the real engine from `dist/` (its worker threads load compiled
+ * JavaScript), created per test and always closed.
+ */
+import { readFileSync, readlinkSync } from 'node:fs';
+import { afterEach } from 'vitest';
+import { createPtyEngine, type EngineOptions } from '../../dist/main/index.js';
+
+export * from '../../dist/main/index.js';
+
+type Engine = Awaited<ReturnType<typeof createPtyEngine>>;
+const open = new Set<Engine>();
+
+/** Creates an engine that is closed after the current test (before the leak checks run). */
+export async function testEngine(options: EngineOptions = {}): Promise<Engine> {
+  const engine = await createPtyEngine(options);
+  open.add(engine);
+  return engine;
+}
+
+afterEach(async () => {
+  const engines = [...open];
+  open.clear();
+  await Promise.allSettled(engines.map((engine) => engine.close()));
+});
+
+/** The terminal a process has on fd 0, e.g. /dev/pts/3. */
+export function ttyOf(pid: number): string {
+  return readlinkSync(`/proc/${pid}/fd/0`);
+}
+
+/** True when `pid` exists and is not a zombie. */
+export function isAlive(pid: number): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return false;
+  }
+  return stat.charAt(stat.lastIndexOf(')') + 2) !== 'Z';
+}
