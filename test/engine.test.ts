@@ -120,9 +120,12 @@ describe('host-exit guard', () => {
       });
       expect(pids.length).toBe(6);
       for (const pid of pids) expect(isAlive(pid)).toBe(true);
-      const exited = new Promise((resolve) => child.on('exit', resolve));
+      const exited = new Promise<[number | null, string | null]>((resolve) =>
+        child.on('exit', (code, signal) => resolve([code, signal])),
+      );
       if (mode === 'sigterm') child.kill('SIGTERM');
-      await exited;
+      // The host ends the way it asked to: never an abort from node-pty's exit callback during teardown.
+      expect(await exited).toEqual(mode === 'exit' ? [0, null] : [null, 'SIGTERM']);
       const deadline = Date.now() + 2_000;
       while (pids.some(isAlive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       expect(pids.filter(isAlive)).toEqual([]);

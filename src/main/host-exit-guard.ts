@@ -7,7 +7,7 @@
  * Known limit: SIGKILL of the host itself cannot be caught; then only the kernel's SIGHUP on pty close
  * reaches the shells, and a descendant that ignores SIGHUP survives.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { type ProcessIdentity, parseProcStat } from '../shared/proc-stat.js';
 
 /** Terminating signals whose default action we preserve after cleaning up. */
@@ -46,8 +46,14 @@ export class HostExitGuard {
 
   /** Kills every guarded session. */
   killAll(): void {
-    killTerminalSessions([...this.roots.values()]);
+    killTerminalSessions(this.takeAll());
+  }
+
+  /** Forgets and returns every guarded root. */
+  takeAll(): ProcessIdentity[] {
+    const roots = [...this.roots.values()];
     this.roots.clear();
+    return roots;
   }
 
   /** Detaches from the process hooks (after the engine closed cleanly). */
@@ -58,7 +64,13 @@ export class HostExitGuard {
 }
 
 function onProcessExit(): void {
-  for (const guard of liveGuards) guard.killAll();
+  const roots: ProcessIdentity[] = [];
+  for (const guard of liveGuards) roots.push(...guard.takeAll());
+  killTerminalSessions(roots);
+  // Engine threads keep running while 'exit' listeners run, but are torn down right after. If node-pty's
+  // exit callback for a shell we just killed ran during that teardown, it would abort the whole process
+  // (SPEC §2). So wait here until every killed shell was reaped and its callback had time to run.
+  waitUntilReaped(roots);
 }
 
 function onTerminatingSignal(signal: NodeJS.Signals): void {
@@ -123,6 +135,22 @@ export function killTerminalSessions(roots: ProcessIdentity[]): void {
       // ESRCH: it is already gone, which is the goal.
     }
   }
+}
+
+/** Upper bound of the synchronous wait in 'exit': a host must never hang on its way out. */
+const REAP_WAIT_MS = 2_000;
+/** Time for the engine thread to run node-pty's exit callback after the kernel reaped the shell. */
+const CALLBACK_SETTLE_MS = 50;
+
+function waitUntilReaped(roots: ProcessIdentity[]): void {
+  if (roots.length === 0) return;
+  const deadline = Date.now() + REAP_WAIT_MS;
+  while (roots.some((root) => existsSync(`/proc/${root.pid}`)) && Date.now() < deadline) sleepSync(5);
+  sleepSync(CALLBACK_SETTLE_MS);
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 function readProcessTable(): Array<{ pid: number; ppid: number; session: number; startTime: number }> {
