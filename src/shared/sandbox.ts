@@ -1,0 +1,28 @@
+/**
+ * The sandbox contract (SPEC §4.1): a provider turns a shell argv into an argv that runs it confined.
+ * Types only; the Linux provider lives in `src/main/sandbox/bubblewrap.ts`.
+ */
+import type { SandboxMode } from './types.js';
+
+/** What a confined shell may touch, fixed for the life of its terminal. */
+export interface SandboxPolicy {
+  /** Effective mode. */
+  mode: SandboxMode;
+  /** Absolute path of an existing directory: writable in `workspace-write`, readable in every mode. */
+  workspaceRoot: string;
+  /** Allow network access in the confined modes (default false: no network at all). */
+  network?: boolean;
+}
+
+/** Wraps argvs so they run confined by a {@link SandboxPolicy}. */
+export interface SandboxProvider {
+  /** Short name for logs and errors, e.g. `bubblewrap`. */
+  readonly name: string;
+  /**
+   * Returns the argv that runs `argv` confined by `policy`. Rejects with
+   * `TerminalError('SANDBOX_UNAVAILABLE')` (saying what is missing and what to do) when the mode
+   * cannot be enforced; never returns an unconfined argv for a confined mode. `danger-full-access`
+   * returns `argv` unchanged.
+   */
+  confine(argv: string[], policy: SandboxPolicy): Promise<string[]>;
+}
