@@ -1,0 +1,55 @@
+/**
+ * The ready-made local harness: a host with `pty`, `sandbox-policy`, `sandbox` (bubblewrap on Linux)
+ * and `pty-local` on the real engine. Used by the MCP server; harness authors can load the same
+ * plugins into their own host.
+ */
+import type { EngineConfigInput } from '../../shared/config.js';
+import type { SandboxMode } from '../../shared/types.js';
+import { createPtyEngine } from '../engine.js';
+import { createBubblewrapSandbox } from '../sandbox/bubblewrap.js';
+import { createHost, type Host } from './host.js';
+import { ptyServicePlugin } from './plugins/pty.js';
+import { createPtyLocalPlugin } from './plugins/pty-local.js';
+import { createSandboxPlugin } from './plugins/sandbox.js';
+import { sandboxPolicyPlugin } from './plugins/sandbox-policy.js';
+import { type SandboxService, unavailableSandbox } from './sandbox-service.js';
+
+/** `pty-local` on the real engine. */
+export const ptyLocalPlugin = createPtyLocalPlugin({ createEngine: createPtyEngine });
+
+/** Options of {@link createLocalHost}. */
+export interface LocalHostOptions {
+  /** Deployment default sandbox mode (default `read-only`). */
+  mode?: SandboxMode;
+  /** Workspace root (default: the current directory). */
+  workspaceRoot?: string;
+  /** `pty-local` config: engine options (SPEC §3) and `type`. */
+  ptyLocal?: EngineConfigInput & { type?: string };
+  /** Sandbox provider (default: bubblewrap on Linux, none elsewhere). */
+  sandbox?: SandboxService;
+}
+
+/** The platform's sandbox provider. */
+export function defaultSandbox(): SandboxService {
+  return process.platform === 'linux'
+    ? createBubblewrapSandbox()
+    : unavailableSandbox(`no sandbox provider is implemented for ${process.platform}`);
+}
+
+/** Creates a host with the four local plugins loaded (configs validated at load). */
+export async function createLocalHost(options: LocalHostOptions = {}): Promise<Host> {
+  const host = createHost();
+  await host.load([
+    ptyServicePlugin,
+    {
+      plugin: sandboxPolicyPlugin,
+      config: {
+        ...(options.mode === undefined ? {} : { mode: options.mode }),
+        ...(options.workspaceRoot === undefined ? {} : { workspaceRoot: options.workspaceRoot }),
+      },
+    },
+    createSandboxPlugin(options.sandbox ?? defaultSandbox()),
+    { plugin: ptyLocalPlugin, config: options.ptyLocal ?? {} },
+  ]);
+  return host;
+}

@@ -1,0 +1,384 @@
+/**
+ * `ctx.pty`: the owner-scoped registry of terminal sessions (SPEC §6). Backends (e.g. `shell` from the
+ * `pty-local` plugin) open sessions; the service gives each one an id, binds it to the owner that
+ * opened it, and routes every later call through that binding, so owners never see or touch each
+ * other's sessions. Spawns in progress are reservations: they count as owner activity and are
+ * aborted by disposal.
+ */
+import { describeError, TerminalBackendCleanupError, TerminalError } from '../../shared/errors.js';
+import type {
+  ReadRequest,
+  ReadResult,
+  SandboxSelection,
+  SendOperation,
+  SendRequest,
+  SessionStatus,
+  SignalName,
+  SignalResult,
+  TerminalSession,
+} from '../../shared/types.js';
+
+/** What a backend is asked to open. */
+export interface PtyBackendSpawnRequest {
+  /** The owner the session will belong to (the sandbox policy is resolved for it). */
+  owner: string;
+  /** Human-readable name. */
+  name?: string;
+  /** Working directory; backends decide how a relative one resolves. */
+  cwd?: string;
+}
+
+/** One kind of terminal the service can open, registered under its `type`. */
+export interface PtyBackend {
+  /** Backend type, e.g. `shell`. */
+  readonly type: string;
+  /**
+   * Opens a session and resolves once it is ready. Aborting `signal` must close the unpublished
+   * session and reject with the signal's exact reason.
+   */
+  spawn(request: PtyBackendSpawnRequest, signal: AbortSignal): Promise<TerminalSession>;
+}
+
+/** Handle of a backend registration. */
+export interface PtyBackendRegistration {
+  /**
+   * Stops new spawns of this type. With `closeSessions`, also closes every session of the type and
+   * rejects with an `AggregateError` of the failed closes; without it, existing sessions stay
+   * (a reloading plugin re-registers the type and keeps serving them).
+   */
+  unregister(options?: { closeSessions?: boolean }): Promise<void>;
+}
+
+/** What `spawn()` is asked to open. */
+export interface PtySpawnRequest {
+  /** Registered backend type. */
+  type: string;
+  /** Human-readable name. */
+  name?: string;
+  /** Working directory. */
+  cwd?: string;
+}
+
+/** A session as its owner sees it. */
+export interface PtySessionSnapshot {
+  /** Service-wide unique id, e.g. `shell-1`. */
+  sessionId: string;
+  /** Human-readable name, when given. */
+  name?: string;
+  /** Backend type. */
+  type: string;
+  /** Pid of the pty child. */
+  pid: number;
+  /** Whether the shell is alive. */
+  status: SessionStatus;
+  /** Sandbox the session runs in, when confined by policy. */
+  sandbox?: SandboxSelection;
+  /** True while a close is in progress. */
+  closing: boolean;
+}
+
+/** A freshly opened session. */
+export interface PtySpawnResult extends PtySessionSnapshot {
+  /** Bounded startup output of the shell. */
+  motd: string;
+}
+
+/** Result of `kill()`. */
+export interface PtyKillResult {
+  /** The session that was closed. */
+  sessionId: string;
+  /** `closed` by this call, or `already-closing` when another close was in progress and finished. */
+  outcome: 'closed' | 'already-closing';
+}
+
+/** `ctx.pty`: every call names its owner; ids of other owners are unknown to it. */
+export interface PtyService {
+  /** Makes a backend type available; a type can be registered once at a time. */
+  registerBackend(backend: PtyBackend): PtyBackendRegistration;
+  /** Registered backend types. */
+  listBackends(): string[];
+  /** Opens a session for `owner`; aborting `signal` cancels the spawn with the signal's reason. */
+  spawn(owner: string, request: PtySpawnRequest, signal?: AbortSignal): Promise<PtySpawnResult>;
+  /** Starts a send on the owner's session (one at a time per session; a second fails `SEND_ACTIVE`). */
+  startSend(owner: string, id: string, request: SendRequest): SendOperation;
+  /** A page of the session's scrollback. */
+  read(owner: string, id: string, request?: ReadRequest): Promise<ReadResult>;
+  /** Delivers a signal to the session's foreground process group. */
+  signal(owner: string, id: string, signal: SignalName): Promise<SignalResult>;
+  /** Closes the session and forgets it; a failed close leaves it registered so a later kill retries. */
+  kill(owner: string, id: string, reason: string): Promise<PtyKillResult>;
+  /** The owner's sessions. */
+  list(owner: string): Promise<PtySessionSnapshot[]>;
+  /** True while the owner has an open session or a spawn in progress. */
+  hasOwnerActivity(owner: string): boolean;
+  /** Aborts the owner's spawns and closes its sessions; failures are reported together. */
+  disposeOwned(owner: string, reason?: string): Promise<void>;
+  /** Closes everything and clears every registry even when closes fail; failures reported together. */
+  dispose(): Promise<void>;
+}
+
+/** Id prefix separator: ids read `shell-1`, `shell-2`, … */
+const ID_SEPARATOR = '-';
+
+interface SessionRecord {
+  readonly id: string;
+  readonly owner: string;
+  readonly type: string;
+  readonly session: TerminalSession;
+  /** The close in progress; cleared when it fails, so a failed close is never cached. */
+  closing: Promise<void> | undefined;
+}
+
+interface Reservation {
+  readonly owner: string;
+  readonly controller: AbortController;
+  /** Settles (never rejects) when the spawn finished, whichever way. */
+  settled: Promise<void>;
+}
+
+/** The session's status; a session that cannot answer (its engine thread died) is reported exited. */
+async function readStatus(session: TerminalSession): Promise<SessionStatus> {
+  try {
+    return await session.status();
+  } catch (threadGone) {
+    // Listings and spawn results must still render; the dead session is exited for every purpose.
+    void threadGone;
+    return { kind: 'exited', exitCode: null, signal: null };
+  }
+}
+
+/** Creates an empty PTY service. */
+export function createPtyService(): PtyService {
+  const backends = new Map<string, PtyBackend>();
+  const records = new Map<string, SessionRecord>();
+  const reservations = new Set<Reservation>();
+  let nextId = 1;
+  let disposed = false;
+
+  function assertOpen(): void {
+    if (disposed) throw new TerminalError('ENGINE_CLOSED', 'the PTY service is disposed');
+  }
+
+  /** The owner's record, or the same error whether the id does not exist or belongs to someone else. */
+  function lookup(owner: string, id: string): SessionRecord {
+    assertOpen();
+    const record = records.get(id);
+    if (record === undefined || record.owner !== owner) {
+      throw new TerminalError('UNKNOWN_SESSION', `unknown PTY session: ${id}`);
+    }
+    return record;
+  }
+
+  function lookupOpen(owner: string, id: string): SessionRecord {
+    const record = lookup(owner, id);
+    if (record.closing !== undefined) {
+      throw new TerminalError('SESSION_CLOSED', `PTY session ${id} is closing`);
+    }
+    return record;
+  }
+
+  async function snapshot(record: SessionRecord): Promise<PtySessionSnapshot> {
+    const { session } = record;
+    const status = await readStatus(session);
+    return {
+      sessionId: record.id,
+      ...(session.name === undefined ? {} : { name: session.name }),
+      type: record.type,
+      pid: session.pid,
+      status,
+      ...(session.sandbox === undefined ? {} : { sandbox: session.sandbox }),
+      closing: record.closing !== undefined,
+    };
+  }
+
+  /** Closes a record once; concurrent callers share the close, a failed close is forgotten. */
+  function closeRecord(record: SessionRecord, reason: string): { shared: boolean; done: Promise<void> } {
+    if (record.closing !== undefined) return { shared: true, done: record.closing };
+    const done = record.session.close(reason).then(
+      () => {
+        records.delete(record.id);
+      },
+      (error: unknown) => {
+        record.closing = undefined;
+        throw error;
+      },
+    );
+    record.closing = done;
+    return { shared: false, done };
+  }
+
+  async function closeAll(selected: SessionRecord[], reason: string): Promise<unknown[]> {
+    const outcomes = await Promise.allSettled(selected.map((record) => closeRecord(record, reason).done));
+    return outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
+  }
+
+  async function abortReservations(selected: Reservation[], reason: unknown): Promise<void> {
+    for (const reservation of selected) reservation.controller.abort(reason);
+    await Promise.all(selected.map((reservation) => reservation.settled));
+  }
+
+  function reportFailures(failures: unknown[], what: string): void {
+    if (failures.length === 0) return;
+    const details = failures.map(describeError).join('; ');
+    throw new AggregateError(failures, `${what}: ${failures.length} close(s) failed: ${details}`);
+  }
+
+  return {
+    registerBackend(backend) {
+      assertOpen();
+      if (backends.has(backend.type)) {
+        throw new TerminalError(
+          'INVALID_ARGUMENT',
+          `PTY backend type "${backend.type}" is already registered`,
+        );
+      }
+      backends.set(backend.type, backend);
+      let registered = true;
+      return {
+        async unregister(options = {}) {
+          if (!registered) return;
+          registered = false;
+          if (backends.get(backend.type) === backend) backends.delete(backend.type);
+          if (!options.closeSessions) return;
+          const ofType = [...records.values()].filter((record) => record.type === backend.type);
+          reportFailures(
+            await closeAll(ofType, 'backend unregistered'),
+            `closing "${backend.type}" sessions`,
+          );
+        },
+      };
+    },
+
+    listBackends() {
+      return [...backends.keys()];
+    },
+
+    async spawn(owner, request, signal) {
+      assertOpen();
+      const backend = backends.get(request.type);
+      if (backend === undefined) {
+        const known = [...backends.keys()].join(', ') || '(none)';
+        throw new TerminalError(
+          'INVALID_ARGUMENT',
+          `unknown PTY backend type "${request.type}"; registered types: ${known}`,
+        );
+      }
+      signal?.throwIfAborted();
+
+      const controller = new AbortController();
+      const forwardAbort = () => controller.abort(signal?.reason);
+      signal?.addEventListener('abort', forwardAbort, { once: true });
+      let settle!: () => void;
+      const reservation: Reservation = {
+        owner,
+        controller,
+        settled: new Promise<void>((resolve) => {
+          settle = resolve;
+        }),
+      };
+      // Reserved synchronously, before the first await: from here on the spawn is owner activity,
+      // so a mode change or an owner disposal racing with it sees it.
+      reservations.add(reservation);
+      try {
+        const session = await backend.spawn(
+          {
+            owner,
+            ...(request.name === undefined ? {} : { name: request.name }),
+            ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
+          },
+          controller.signal,
+        );
+        const status = await readStatus(session);
+        // Race: disposal (of the owner or of the service) may abort the reservation just as the
+        // backend publishes the session. Nobody can reach an unregistered session, so it is closed
+        // here and the spawn rejects with the abort's exact reason. No await separates this check
+        // from the registration below, so disposal cannot slip in between.
+        if (controller.signal.aborted) {
+          const abortReason: unknown = controller.signal.reason;
+          try {
+            await session.close('spawn aborted');
+          } catch (cleanupError) {
+            throw new TerminalBackendCleanupError(
+              `spawn aborted and closing the new session failed: ${describeError(cleanupError)}`,
+              abortReason,
+              cleanupError,
+            );
+          }
+          throw abortReason;
+        }
+        const id = `${backend.type}${ID_SEPARATOR}${nextId++}`;
+        const record: SessionRecord = { id, owner, type: backend.type, session, closing: undefined };
+        records.set(id, record);
+        return {
+          sessionId: id,
+          ...(session.name === undefined ? {} : { name: session.name }),
+          type: backend.type,
+          pid: session.pid,
+          status,
+          ...(session.sandbox === undefined ? {} : { sandbox: session.sandbox }),
+          closing: false,
+          motd: session.motd,
+        };
+      } finally {
+        signal?.removeEventListener('abort', forwardAbort);
+        reservations.delete(reservation);
+        settle();
+      }
+    },
+
+    startSend(owner, id, request) {
+      return lookupOpen(owner, id).session.startSend(request);
+    },
+
+    async read(owner, id, request) {
+      return lookupOpen(owner, id).session.read(request);
+    },
+
+    async signal(owner, id, signal) {
+      return lookupOpen(owner, id).session.signal(signal);
+    },
+
+    async kill(owner, id, reason) {
+      const { shared, done } = closeRecord(lookup(owner, id), reason);
+      await done;
+      return { sessionId: id, outcome: shared ? 'already-closing' : 'closed' };
+    },
+
+    async list(owner) {
+      assertOpen();
+      const owned = [...records.values()].filter((record) => record.owner === owner);
+      return Promise.all(owned.map(snapshot));
+    },
+
+    hasOwnerActivity(owner) {
+      for (const record of records.values()) if (record.owner === owner) return true;
+      for (const reservation of reservations) if (reservation.owner === owner) return true;
+      return false;
+    },
+
+    async disposeOwned(owner, reason = 'owner disposed') {
+      assertOpen();
+      const spawning = [...reservations].filter((reservation) => reservation.owner === owner);
+      await abortReservations(spawning, new TerminalError('ABORTED', `PTY spawn aborted: ${reason}`));
+      const owned = [...records.values()].filter((record) => record.owner === owner);
+      reportFailures(await closeAll(owned, reason), `disposing the PTY sessions of ${owner}`);
+    },
+
+    async dispose() {
+      if (disposed) return;
+      disposed = true;
+      let failures: unknown[] = [];
+      try {
+        await abortReservations([...reservations], new TerminalError('ABORTED', 'PTY service disposed'));
+        failures = await closeAll([...records.values()], 'PTY service disposed');
+      } finally {
+        // Cleared whatever happened above: a failed close must not keep a disposed service's
+        // registries (and the sessions' proxies) alive.
+        backends.clear();
+        reservations.clear();
+        records.clear();
+      }
+      reportFailures(failures, 'disposing the PTY service');
+    },
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * The `shell` backend: opens interactive shells through the engine under the owner's sandbox policy.
+ * The policy is resolved once per spawn (mode and workspace root; the root is the default cwd) and is
+ * fixed for the terminal's life. Each spawn holds a fence on its owner from before the policy is read
+ * until the session is closed, so the owner's effective mode cannot change under a live terminal.
+ */
+import { statSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { isTerminalError, TerminalError } from '../../shared/errors.js';
+import type { PtyEngine, TerminalSession } from '../../shared/types.js';
+import type { PtyBackend } from './pty-service.js';
+import type { SandboxFence, SandboxPolicyService } from './sandbox-policy.js';
+
+/** What the backend needs. */
+export interface ShellBackendOptions {
+  /** Backend type it registers as (the plugin's configured type, default `shell`). */
+  type: string;
+  /** Engine that runs the shells. */
+  engine: PtyEngine;
+  /** Policy resolved at every spawn. */
+  sandboxPolicy: SandboxPolicyService;
+}
+
+/** Creates the backend. */
+export function createShellBackend({ type, engine, sandboxPolicy }: ShellBackendOptions): PtyBackend {
+  return {
+    type,
+    async spawn({ owner, name, cwd }, signal) {
+      // Taken synchronously when the service calls spawn (inside its reservation), before the policy
+      // is read: a mode change either commits before this line and is what we resolve, or is fenced.
+      const fence = sandboxPolicy.fence(owner);
+      try {
+        const selection = sandboxPolicy.resolve({ session: owner });
+        const session = await engine.spawn(
+          {
+            cwd: resolveCwd(cwd, selection.workspaceRoot),
+            ...(name === undefined ? {} : { name }),
+            sandbox: selection,
+          },
+          signal,
+        );
+        return releasingOnClose(session, fence);
+      } catch (error) {
+        // When even the cleanup of the unpublished shell failed, a process started under this mode
+        // may still run: keep the owner fenced rather than let it outlive a downgrade.
+        if (!isTerminalError(error, 'CLEANUP_FAILED')) fence.release();
+        throw error;
+      }
+    },
+  };
+}
+
+/** The cwd to start in: the workspace root by default; a relative path resolves against the root. */
+function resolveCwd(cwd: string | undefined, workspaceRoot: string): string {
+  if (cwd === undefined) return workspaceRoot;
+  const dir = isAbsolute(cwd) ? cwd : resolve(workspaceRoot, cwd);
+  if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new TerminalError(
+      'INVALID_ARGUMENT',
+      `cwd ${dir} is not an existing directory; pass an existing directory, or omit cwd to start in ${workspaceRoot}`,
+    );
+  }
+  return dir;
+}
+
+/** The session, with a close that drops the fence once the process tree is gone. */
+function releasingOnClose(session: TerminalSession, fence: SandboxFence): TerminalSession {
+  return {
+    id: session.id,
+    name: session.name,
+    pid: session.pid,
+    motd: session.motd,
+    sandbox: session.sandbox,
+    startSend: (request) => session.startSend(request),
+    read: (request) => session.read(request),
+    signal: (signal) => session.signal(signal),
+    status: () => session.status(),
+    onOutput: (listener) => session.onOutput(listener),
+    async close(reason) {
+      // Released only after a successful close: a failed close may leave processes of this mode.
+      const outcome = await session.close(reason);
+      fence.release();
+      return outcome;
+    },
+  };
+}

@@ -1,0 +1,51 @@
+/** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR]`. */
+import { resolve } from 'node:path';
+import { TerminalError } from '../../shared/errors.js';
+import type { SandboxMode } from '../../shared/types.js';
+import { SANDBOX_MODES } from '../harness/sandbox-policy.js';
+
+/** The MCP server's default: the model may write in the folder it was started in, nowhere else. */
+export const MCP_DEFAULT_MODE: SandboxMode = 'workspace-write';
+
+/** Parsed options. */
+export interface McpOptions {
+  /** Sandbox mode of every terminal of the connection. */
+  mode: SandboxMode;
+  /** Absolute workspace root. */
+  workspaceRoot: string;
+}
+
+/** Parses `--sandbox MODE` / `--sandbox=MODE` and `--workspace DIR`; throws `INVALID_ARGUMENT`. */
+export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): McpOptions {
+  const options: McpOptions = { mode: MCP_DEFAULT_MODE, workspaceRoot: cwd };
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]!;
+    const [flag, inline] =
+      arg.startsWith('--') && arg.includes('=') ? arg.split(/=(.*)/s, 2) : [arg, undefined];
+    const value = (): string => {
+      const next = inline ?? argv[++index];
+      if (next === undefined || next === '') {
+        throw new TerminalError('INVALID_ARGUMENT', `agent-pty mcp: ${flag} needs a value`);
+      }
+      return next;
+    };
+    if (flag === '--sandbox') {
+      const mode = value();
+      if (!(SANDBOX_MODES as readonly string[]).includes(mode)) {
+        throw new TerminalError(
+          'INVALID_ARGUMENT',
+          `agent-pty mcp: --sandbox must be one of ${SANDBOX_MODES.join(', ')}; got '${mode}'`,
+        );
+      }
+      options.mode = mode as SandboxMode;
+    } else if (flag === '--workspace') {
+      options.workspaceRoot = resolve(cwd, value());
+    } else {
+      throw new TerminalError(
+        'INVALID_ARGUMENT',
+        `agent-pty mcp: unknown argument '${arg}' (usage: agent-pty mcp [--sandbox MODE] [--workspace DIR])`,
+      );
+    }
+  }
+  return options;
+}

@@ -1,0 +1,75 @@
+/**
+ * `agent-pty mcp [--sandbox MODE] [--workspace DIR]`: the terminal tools over stdio (SPEC §7).
+ * Every terminal belongs to the connection and is closed when it ends — stdin closes, or SIGTERM,
+ * SIGINT or SIGHUP arrives — leaving no process behind. The default sandbox is `workspace-write` on
+ * the current folder; a mode that cannot be enforced makes `terminal_open` fail with what to do.
+ * stdout carries only the protocol; diagnostics go to stderr.
+ */
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { describeError } from '../../shared/errors.js';
+import { createLocalHost } from '../harness/local-host.js';
+import { parseMcpOptions } from './options.js';
+import { createTerminalMcpServer } from './terminal-mcp-server.js';
+
+/** Signals that end the connection (and with it every terminal) instead of killing the process outright. */
+const SHUTDOWN_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+
+/** Owner id of the single stdio connection of this process. */
+const CONNECTION_OWNER = `mcp-stdio-${process.pid}`;
+
+/**
+ * Serves the terminal tools on this process's stdin/stdout until the connection ends, then closes
+ * every terminal and the engine. Resolves once everything is down (the caller just returns); rejects
+ * with the options error before serving, or with the teardown failures after.
+ */
+export async function runMcpServer(argv: string[]): Promise<void> {
+  const options = parseMcpOptions(argv);
+  const host = await createLocalHost({ mode: options.mode, workspaceRoot: options.workspaceRoot });
+  const pty = host.service('pty');
+  const server = createTerminalMcpServer({
+    pty,
+    owner: CONNECTION_OWNER,
+    instructionsSuffix:
+      `\nThis server runs every terminal in sandbox mode ${options.mode} with workspace ` +
+      `${options.workspaceRoot}.\n`,
+  });
+
+  let endConnection!: (why: string) => void;
+  const ended = new Promise<string>((resolve) => {
+    endConnection = resolve;
+  });
+  // Kept installed until teardown is complete: a second signal must not kill the process while
+  // terminals are still being closed (that would orphan them).
+  const onSignal = (signal: NodeJS.Signals) => endConnection(signal);
+  for (const signal of SHUTDOWN_SIGNALS) process.on(signal, onSignal);
+  const onStdinEnd = () => endConnection('stdin closed');
+  process.stdin.once('end', onStdinEnd);
+  process.stdin.once('close', onStdinEnd);
+  server.onclose = () => endConnection('connection closed');
+  server.onerror = (error) => process.stderr.write(`agent-pty mcp: ${describeError(error)}\n`);
+
+  const failures: unknown[] = [];
+  try {
+    await server.connect(new StdioServerTransport());
+    const why = await ended;
+    process.stderr.write(`agent-pty mcp: ${why}; closing terminals\n`);
+  } finally {
+    // Order: stop answering, close the connection's terminals, then the engine and the rest.
+    await server.close().catch((error: unknown) => failures.push(error));
+    await pty
+      .disposeOwned(CONNECTION_OWNER, 'MCP connection closed')
+      .catch((error: unknown) => failures.push(error));
+    await host.dispose().catch((error: unknown) => failures.push(error));
+    process.stdin.off('end', onStdinEnd);
+    process.stdin.off('close', onStdinEnd);
+    // A paused stdin pipe would keep the event loop alive after a signal-triggered shutdown.
+    process.stdin.destroy();
+    for (const signal of SHUTDOWN_SIGNALS) process.off(signal, onSignal);
+  }
+  if (failures.length > 0) {
+    throw new AggregateError(
+      failures,
+      `agent-pty mcp: teardown failed: ${failures.map(describeError).join('; ')}`,
+    );
+  }
+}

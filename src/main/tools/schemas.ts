@@ -1,0 +1,30 @@
+/** Zod schema pieces shared by several tools: the session id argument and the status/snapshot shapes. */
+import { z } from 'zod';
+import { SANDBOX_MODES } from '../harness/sandbox-policy.js';
+
+/** The `sessionId` argument. */
+export const sessionIdArgument = z
+  .string({ error: 'must be a session id string such as "shell-1" (see terminal_list)' })
+  .min(1, 'must not be empty; pass the sessionId terminal_open returned (see terminal_list)')
+  .describe('Id of the session, as returned by terminal_open (e.g. "shell-1").');
+
+/** `{ kind: 'running' } | { kind: 'exited', exitCode, signal }`. */
+export const sessionStatusOutput = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('running') }),
+  z.strictObject({
+    kind: z.literal('exited'),
+    exitCode: z.number().int().nullable(),
+    signal: z.string().nullable(),
+  }),
+]);
+
+/** One session as `terminal_list` reports it. */
+export const sessionSnapshotOutput = z.strictObject({
+  sessionId: z.string(),
+  name: z.string().optional(),
+  type: z.string(),
+  pid: z.number().int(),
+  status: sessionStatusOutput,
+  sandbox: z.strictObject({ mode: z.enum(SANDBOX_MODES), workspaceRoot: z.string() }).optional(),
+  closing: z.boolean(),
+});

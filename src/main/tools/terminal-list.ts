@@ -1,0 +1,39 @@
+/** `terminal_list {}` → `{ sessions: [snapshot…] }`. */
+import { z } from 'zod';
+import type { PtySessionSnapshot } from '../harness/pty-service.js';
+import { renderSession } from './render.js';
+import { sessionSnapshotOutput } from './schemas.js';
+import { defineTool } from './tool.js';
+
+/** Lists the caller's sessions. */
+export const terminalList = defineTool({
+  name: 'terminal_list',
+  title: 'List terminals',
+  description:
+    'List your open terminal sessions: sessionId, name, type, pid, sandbox mode, and whether the shell ' +
+    'is still running. Use it to find a sessionId again.',
+  hints: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  input: z.strictObject({}),
+  output: z.strictObject({ sessions: z.array(sessionSnapshotOutput) }),
+  async run(_args, ctx) {
+    const sessions = await ctx.pty.list(ctx.owner);
+    const text =
+      sessions.length === 0
+        ? 'No open terminal sessions. Start one with terminal_open.'
+        : sessions.map(renderSnapshot).join('\n');
+    return { text, json: { sessions } };
+  },
+});
+
+function renderSnapshot(session: PtySessionSnapshot): string {
+  const parts = [
+    session.sessionId,
+    ...(session.name === undefined ? [] : [`"${session.name}"`]),
+    session.type,
+    `pid ${session.pid}`,
+    session.sandbox === undefined ? 'unconfined' : session.sandbox.mode,
+    renderSession(session.status),
+    ...(session.closing ? ['(closing)'] : []),
+  ];
+  return parts.join('  ');
+}

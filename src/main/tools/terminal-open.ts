@@ -1,0 +1,82 @@
+/** `terminal_open {type?, name?, cwd?}` → `{ sessionId, name?, type, pid, status, motd }`. */
+import { z } from 'zod';
+import { DEFAULT_BACKEND_TYPE } from '../harness/plugins/pty-local.js';
+import { renderSession } from './render.js';
+import { capTail } from './result-cap.js';
+import { sessionStatusOutput } from './schemas.js';
+import { DEFAULT_MAX_RESULT_BYTES, defineTool } from './tool.js';
+
+/** Longest accepted session name: a label, not a document. */
+const MAX_NAME_LENGTH = 64;
+
+/** Opens a persistent terminal session. */
+export const terminalOpen = defineTool({
+  name: 'terminal_open',
+  title: 'Open terminal',
+  description:
+    'Open a persistent interactive terminal (a bash shell) and get its sessionId. The shell keeps its ' +
+    'state between calls (working directory, variables, running programs such as a python3 REPL), so ' +
+    'open one and reuse it; open another only to run things side by side. It starts in the workspace ' +
+    'root unless cwd is given, under the sandbox mode shown in the result. Output is plain text: ' +
+    'colors and cursor movement are stripped, and full-screen programs (vim, less, top) are not ' +
+    'supported. Type into it with terminal_send; close it with terminal_close when done.',
+  hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  input: z.strictObject({
+    type: z
+      .string({ error: 'must be a string; omit it to open a shell' })
+      .min(1, 'must not be empty; omit it to open a shell')
+      .optional()
+      .describe(`Kind of terminal (default "${DEFAULT_BACKEND_TYPE}").`),
+    name: z
+      .string({ error: 'must be a string label' })
+      .max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`)
+      .optional()
+      .describe('Optional label shown by terminal_list, e.g. "dev-server".'),
+    cwd: z
+      .string({ error: 'must be a directory path string' })
+      .min(1, 'must not be empty; omit it to start in the workspace root')
+      .optional()
+      .describe('Starting directory; relative paths resolve against the workspace root (default).'),
+  }),
+  output: z.strictObject({
+    sessionId: z.string(),
+    name: z.string().optional(),
+    type: z.string(),
+    pid: z.number().int(),
+    status: sessionStatusOutput,
+    motd: z.string(),
+  }),
+  async run(args, ctx) {
+    const opened = await ctx.pty.spawn(
+      ctx.owner,
+      {
+        type: args.type ?? DEFAULT_BACKEND_TYPE,
+        ...(args.name === undefined ? {} : { name: args.name }),
+        ...(args.cwd === undefined ? {} : { cwd: args.cwd }),
+      },
+      ctx.signal,
+    );
+    const where =
+      opened.sandbox === undefined
+        ? 'unconfined'
+        : `sandbox ${opened.sandbox.mode}, workspace ${opened.sandbox.workspaceRoot}`;
+    const header =
+      `Opened terminal session ${opened.sessionId} (${opened.type}, pid ${opened.pid}, ${where}). ` +
+      `Use terminal_send with sessionId "${opened.sessionId}" to run commands.`;
+    const footer = renderSession(opened.status);
+    const budget =
+      (ctx.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES) - Buffer.byteLength(`${header}\n\n${footer}`);
+    const motd = capTail(opened.motd, budget).text;
+    return {
+      text: [header, ...(motd.trim() === '' ? [] : [motd]), footer].join('\n'),
+      json: {
+        sessionId: opened.sessionId,
+        ...(opened.name === undefined ? {} : { name: opened.name }),
+        type: opened.type,
+        pid: opened.pid,
+        status: opened.status,
+        motd,
+      },
+    };
+  },
+});

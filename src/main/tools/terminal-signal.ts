@@ -1,0 +1,43 @@
+/** `terminal_signal {sessionId, signal}` → `{ delivered, targetPgid }`. */
+import { z } from 'zod';
+import type { SignalName } from '../../shared/types.js';
+import { sessionIdArgument } from './schemas.js';
+import { defineTool } from './tool.js';
+
+/** Signals a session accepts (SPEC §4.4). */
+const SIGNALS = [
+  'SIGINT',
+  'SIGTERM',
+  'SIGKILL',
+  'SIGTSTP',
+  'SIGHUP',
+] as const satisfies readonly SignalName[];
+
+/** Sends a signal to the foreground program of a session. */
+export const terminalSignal = defineTool({
+  name: 'terminal_signal',
+  title: 'Signal terminal program',
+  description:
+    'Send a signal to the program running in the foreground of a terminal session: SIGINT interrupts ' +
+    'it (like Ctrl-C; the usual way to stop a command or a hung send), SIGTSTP suspends it (Ctrl-Z), ' +
+    'SIGTERM asks it to exit, SIGHUP hangs it up, SIGKILL forces it to die (refused for the shell ' +
+    'itself: use terminal_close to end the session). Returns as soon as the signal is delivered; ' +
+    'use terminal_read or terminal_send afterwards to see the effect.',
+  hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  input: z.strictObject({
+    sessionId: sessionIdArgument,
+    signal: z
+      .enum(SIGNALS, { error: `must be one of ${SIGNALS.join(', ')} (SIGINT to interrupt, like Ctrl-C)` })
+      .describe('Signal name: SIGINT, SIGTERM, SIGKILL, SIGTSTP or SIGHUP.'),
+  }),
+  output: z.strictObject({ delivered: z.literal(true), targetPgid: z.number().int() }),
+  async run(args, ctx) {
+    const result = await ctx.pty.signal(ctx.owner, args.sessionId, args.signal);
+    return {
+      text:
+        `Delivered ${args.signal} to the foreground process group ${result.targetPgid} of ${args.sessionId}. ` +
+        'Use terminal_read to see what it printed, or terminal_send to continue.',
+      json: { delivered: result.delivered, targetPgid: result.targetPgid },
+    };
+  },
+});

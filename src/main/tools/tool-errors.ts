@@ -1,0 +1,39 @@
+/**
+ * Turns a failed tool call into text a model can act on: the error's own message plus what to do
+ * instead, chosen by the error's code (never by its message text).
+ */
+import { describeError, isTerminalError, type TerminalErrorCode } from '../../shared/errors.js';
+
+/** Next step per error code; codes that need none map to an empty string. */
+const NEXT_STEP: Record<TerminalErrorCode, string> = {
+  SEND_ACTIVE:
+    'Another send is still running in this session; wait for it to return (or stop it with terminal_signal SIGINT), then send again.',
+  SESSION_CLOSED: 'This session is closed or closing; open a new one with terminal_open.',
+  UNKNOWN_SESSION: 'Call terminal_list to see your open sessions, or terminal_open to start a new one.',
+  ENGINE_CLOSED: 'The terminal service is shutting down; no further calls will succeed.',
+  ENGINE_THREAD_DIED: 'The session is gone; open a new one with terminal_open.',
+  SPAWN_FAILED: 'The shell could not start; check cwd, or try terminal_open again.',
+  SPAWN_TIMEOUT: 'The shell did not become ready in time; try terminal_open again.',
+  SPAWN_EXITED: 'The shell exited while starting; check cwd, or try terminal_open again.',
+  INVALID_CONFIG: '',
+  INVALID_ARGUMENT: '',
+  SIGNAL_REFUSED: 'To end the shell itself, call terminal_close.',
+  SIGNAL_FAILED: 'The process may already be gone; check with terminal_read or terminal_list.',
+  WRITE_FAILED: 'The session may have ended; check with terminal_list.',
+  SANDBOX_UNAVAILABLE:
+    'The sandbox mode this server runs in cannot be enforced on this machine; ask the user to install a sandbox provider (bubblewrap) or to run the server with a less confined mode.',
+  MODE_CHANGE_FENCED: 'Close the open terminals first, then change the sandbox mode.',
+  CLEANUP_FAILED: 'Some processes may still be running; call terminal_close again to retry.',
+  ABORTED: 'The call was cancelled.',
+  INTERNAL: 'This is a bug in the terminal service; the session may be unusable, open a new one.',
+};
+
+/** The text of an error result. */
+export function describeToolError(error: unknown): string {
+  if (isTerminalError(error)) {
+    const step = NEXT_STEP[error.code];
+    const message = error.message.replace(/\.?$/, '.');
+    return step === '' ? message : `${message} ${step}`;
+  }
+  return `Internal error: ${describeError(error)}. The session may be unusable; open a new one with terminal_open.`;
+}

@@ -1,0 +1,142 @@
+// The MCP binding of the terminal tools, in process: the SDK's own Client over an in-memory transport
+// against createTerminalMcpServer, with pty-local on a FakeEngine. Covers tools/list (schemas,
+// annotations), structuredContent validated by the client against each outputSchema, isError results,
+// instructions, and argv parsing. mcp-stdio.test.ts runs the real server over stdio with real bash.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createHost, type Host } from '../src/main/harness/host.js';
+import { ptyServicePlugin } from '../src/main/harness/plugins/pty.js';
+import { createPtyLocalPlugin } from '../src/main/harness/plugins/pty-local.js';
+import { createSandboxPlugin } from '../src/main/harness/plugins/sandbox.js';
+import { sandboxPolicyPlugin } from '../src/main/harness/plugins/sandbox-policy.js';
+import { unavailableSandbox } from '../src/main/harness/sandbox-service.js';
+import { parseMcpOptions } from '../src/main/mcp/options.js';
+import { createTerminalMcpServer } from '../src/main/mcp/terminal-mcp-server.js';
+import { FakeEngine } from './support/fake-pty-engine.js';
+
+let workspace: string;
+let host: Host;
+let engine: FakeEngine;
+let server: Server;
+let client: Client;
+
+beforeEach(async () => {
+  workspace = mkdtempSync(join(tmpdir(), 'mcp-'));
+  engine = new FakeEngine();
+  host = createHost();
+  await host.load([
+    ptyServicePlugin,
+    { plugin: sandboxPolicyPlugin, config: { workspaceRoot: workspace, mode: 'workspace-write' } },
+    createSandboxPlugin(unavailableSandbox('test')),
+    createPtyLocalPlugin({ createEngine: async () => engine }),
+  ]);
+  server = createTerminalMcpServer({
+    pty: host.service('pty'),
+    owner: 'conn',
+    instructionsSuffix: '\nmode X\n',
+  });
+  client = new Client({ name: 'test-client', version: '1.0.0' });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+});
+
+afterEach(async () => {
+  await client.close();
+  await server.close();
+  await host.dispose();
+  rmSync(workspace, { recursive: true, force: true });
+});
+
+const textOf = (result: Awaited<ReturnType<Client['callTool']>>) =>
+  (result.content as Array<{ type: string; text: string }>).map((part) => part.text).join('');
+
+describe('terminal MCP server', () => {
+  it('announces itself with the guidance as instructions and lists the six tools with schemas and hints', async () => {
+    expect(client.getServerVersion()?.name).toBe('agent-pty');
+    expect(client.getInstructions()).toMatch(/\[wait: inferred_idle\]` — NOT proven[\s\S]*mode X/);
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual([
+      'terminal_open',
+      'terminal_send',
+      'terminal_read',
+      'terminal_signal',
+      'terminal_close',
+      'terminal_list',
+    ]);
+    const read = tools.find((tool) => tool.name === 'terminal_read')!;
+    expect(read.inputSchema).toMatchObject({ type: 'object', required: ['sessionId'] });
+    expect(read.outputSchema).toMatchObject({ type: 'object' });
+    expect(read.annotations).toMatchObject({ readOnlyHint: true });
+    expect(tools.find((tool) => tool.name === 'terminal_close')?.annotations).toMatchObject({
+      destructiveHint: true,
+    });
+  });
+
+  it('answers with rendered text and structuredContent that the client validates against the output schema', async () => {
+    await client.listTools(); // the client validates structuredContent only for tools it has listed
+    const opened = await client.callTool({ name: 'terminal_open', arguments: { name: 'a' } });
+    expect(opened.isError).toBeFalsy();
+    expect(opened.structuredContent).toMatchObject({ sessionId: 'shell-1', name: 'a', type: 'shell' });
+    const sent = await client.callTool({
+      name: 'terminal_send',
+      arguments: { sessionId: 'shell-1', text: 'echo 1' },
+    });
+    expect(textOf(sent)).toBe('ran: echo 1\n[wait: stdin_read]\n[exit: 0]\n[session: running]');
+    expect(sent.structuredContent).toMatchObject({
+      output: 'ran: echo 1',
+      waitReason: 'stdin_read',
+      exitCode: 0,
+    });
+    for (const [name, args] of [
+      ['terminal_read', { sessionId: 'shell-1' }],
+      ['terminal_signal', { sessionId: 'shell-1', signal: 'SIGINT' }],
+      ['terminal_list', {}],
+      ['terminal_close', { sessionId: 'shell-1' }],
+    ] as const) {
+      const result = await client.callTool({ name, arguments: args });
+      expect(result.isError, `${name}: ${textOf(result)}`).toBeFalsy();
+      expect(result.structuredContent).toBeDefined();
+    }
+  });
+
+  it('returns invalid calls as isError results saying what to do instead', async () => {
+    const unknown = await client.callTool({ name: 'terminal_read', arguments: { sessionId: 'shell-7' } });
+    expect(unknown.isError).toBe(true);
+    expect(unknown.structuredContent).toBeUndefined();
+    expect(textOf(unknown)).toMatch(/^unknown PTY session: shell-7\. Call terminal_list/);
+    const missing = await client.callTool({ name: 'terminal_send', arguments: { sessionId: 'shell-7' } });
+    expect(textOf(missing)).toMatch(/"text" is required/);
+    const noArgs = await client.callTool({ name: 'terminal_signal' });
+    expect(textOf(noArgs)).toMatch(/"sessionId" is required; "signal" is required/);
+  });
+
+  it('keeps sessions of the connection invisible to other owners of the same service', async () => {
+    await client.callTool({ name: 'terminal_open', arguments: {} });
+    expect(await host.service('pty').list('someone-else')).toEqual([]);
+    expect(await host.service('pty').list('conn')).toHaveLength(1);
+  });
+});
+
+describe('agent-pty mcp options', () => {
+  it('defaults to workspace-write on the current folder and validates flags', () => {
+    expect(parseMcpOptions([], '/w')).toEqual({ mode: 'workspace-write', workspaceRoot: '/w' });
+    expect(parseMcpOptions(['--sandbox', 'read-only', '--workspace', 'sub'], '/w')).toEqual({
+      mode: 'read-only',
+      workspaceRoot: '/w/sub',
+    });
+    expect(parseMcpOptions(['--sandbox=danger-full-access', '--workspace=/x'], '/w')).toEqual({
+      mode: 'danger-full-access',
+      workspaceRoot: '/x',
+    });
+    expect(() => parseMcpOptions(['--sandbox', 'open'])).toThrow(
+      /--sandbox must be one of read-only, workspace-write, danger-full-access; got 'open'/,
+    );
+    expect(() => parseMcpOptions(['--workspace'])).toThrow(/--workspace needs a value/);
+    expect(() => parseMcpOptions(['--port', '1'])).toThrow(/unknown argument '--port'/);
+  });
+});

@@ -1,0 +1,205 @@
+// End to end: the SDK's own Client over stdio against `node dist/main/cli/bin.js mcp`, real engine,
+// real bash and python3 under bubblewrap. Needs a build (`npx tsc -p .`). Verifies the connection owns
+// its terminals: closing stdin, SIGTERM or SIGINT ends the server with no shell left behind.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { liveDescendants } from './support/leaks.js';
+
+const BIN = new URL('../dist/main/cli/bin.js', import.meta.url).pathname;
+
+/** Upper bound for a condition polled on /proc (a process appearing or disappearing). */
+const PROC_WAIT_MS = 5_000;
+
+let workspace: string;
+let clients: Client[];
+
+beforeEach(() => {
+  workspace = mkdtempSync(join(tmpdir(), 'mcp-stdio-'));
+  clients = [];
+});
+
+afterEach(async () => {
+  await Promise.allSettled(clients.map((client) => client.close()));
+  rmSync(workspace, { recursive: true, force: true });
+});
+
+interface Connection {
+  client: Client;
+  serverPid: number;
+  /** Resolves when the server process has exited and the client saw the connection close. */
+  closed: Promise<void>;
+  stderr: () => string;
+}
+
+async function connect(args: string[] = [], env?: Record<string, string>): Promise<Connection> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'mcp', '--workspace', workspace, ...args],
+    stderr: 'pipe',
+    ...(env === undefined ? {} : { env }),
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const client = new Client({ name: 'mcp-stdio-test', version: '1.0.0' });
+  clients.push(client);
+  const closed = new Promise<void>((resolve) => {
+    client.onclose = resolve;
+  });
+  await client.connect(transport);
+  return { client, serverPid: transport.pid!, closed, stderr: () => stderr };
+}
+
+type CallResult = Awaited<ReturnType<Client['callTool']>>;
+const textOf = (result: CallResult) =>
+  (result.content as Array<{ text: string }>).map((part) => part.text).join('');
+
+async function call(client: Client, name: string, args: Record<string, unknown>) {
+  const result = await client.callTool({ name, arguments: args });
+  expect(result.isError, `${name}: ${textOf(result)}`).toBeFalsy();
+  return { text: textOf(result), json: result.structuredContent as Record<string, unknown> };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.charAt(stat.lastIndexOf(')') + 2) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor<T>(probe: () => T | undefined, what: string): Promise<T> {
+  const deadline = Date.now() + PROC_WAIT_MS;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('agent-pty mcp over stdio', () => {
+  it('serves a full session: python3 REPL, read, SIGINT to sleep, close, list; nothing survives the client', async () => {
+    const { client, serverPid, closed } = await connect();
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(
+      [
+        'terminal_close',
+        'terminal_list',
+        'terminal_open',
+        'terminal_read',
+        'terminal_send',
+        'terminal_signal',
+      ].sort(),
+    );
+
+    const opened = await call(client, 'terminal_open', { name: 'repl' });
+    const sessionId = opened.json.sessionId as string;
+    const shellPid = opened.json.pid as number;
+    expect(opened.text).toContain(`sandbox workspace-write, workspace ${workspace}`);
+
+    const python = await call(client, 'terminal_send', { sessionId, text: 'python3' });
+    expect(python.json).toMatchObject({ waitReason: 'stdin_read', sessionStatus: { kind: 'running' } });
+    expect(python.json.output).toMatch(/>>> $/);
+    const answer = await call(client, 'terminal_send', { sessionId, text: 'print(6*7)' });
+    expect(answer.text).toMatch(/^print\(6\*7\)\n42\n>>> \n\[wait: stdin_read\]\n\[session: running\]$/);
+
+    const page = await call(client, 'terminal_read', { sessionId, count: 3 });
+    expect(page.json.text).toMatch(/42/);
+    expect(page.text).toMatch(/\[lines \d+-\d+ of \d+\]/);
+
+    const back = await call(client, 'terminal_send', { sessionId, text: 'exit()' });
+    expect(back.text).toMatch(/\[wait: stdin_read\]\n\[exit: 0\]\n\[session: running\]$/);
+
+    const sleeping = call(client, 'terminal_send', { sessionId, text: 'sleep 100' });
+    const sleepPid = await waitFor(
+      () => liveDescendants(shellPid).find((entry) => entry.comm === 'sleep')?.pid,
+      'sleep to start',
+    );
+    const signalled = await call(client, 'terminal_signal', { sessionId, signal: 'SIGINT' });
+    expect(signalled.json).toMatchObject({ delivered: true });
+    const interrupted = await sleeping;
+    expect(interrupted.json).toMatchObject({ waitReason: 'stdin_read', exitCode: 130 });
+    expect(interrupted.text).toContain('[exit: 130]');
+    expect(isAlive(sleepPid)).toBe(false);
+
+    const listed = await call(client, 'terminal_list', {});
+    expect(listed.json.sessions).toEqual([
+      expect.objectContaining({ sessionId, pid: shellPid, name: 'repl' }),
+    ]);
+    expect(await call(client, 'terminal_close', { sessionId })).toMatchObject({
+      json: { sessionId, outcome: 'closed' },
+    });
+    expect(isAlive(shellPid)).toBe(false);
+    expect((await call(client, 'terminal_list', {})).json).toEqual({ sessions: [] });
+
+    // A session left open when the client goes away is closed with the connection.
+    const second = await call(client, 'terminal_open', {});
+    const secondPid = second.json.pid as number;
+    void call(client, 'terminal_send', { sessionId: second.json.sessionId, text: 'sleep 100' }).catch(
+      () => {},
+    );
+    await waitFor(() => liveDescendants(secondPid).find((entry) => entry.comm === 'sleep'), 'second sleep');
+    const started = performance.now();
+    await client.close();
+    await closed;
+    const closeMs = performance.now() - started;
+    expect(isAlive(serverPid)).toBe(false);
+    expect(isAlive(secondPid)).toBe(false);
+    expect(liveDescendants(process.pid)).toEqual([]);
+    // Well inside the client's 2 s grace before it escalates to SIGTERM.
+    expect(closeMs).toBeLessThan(2_000);
+  });
+
+  it.each(['SIGTERM', 'SIGINT'] as const)('closes every terminal and exits on %s', async (signal) => {
+    const { client, serverPid, closed, stderr } = await connect();
+    const opened = await call(client, 'terminal_open', {});
+    const shellPid = opened.json.pid as number;
+    void call(client, 'terminal_send', { sessionId: opened.json.sessionId, text: 'sleep 100' }).catch(
+      () => {},
+    );
+    const sleepPid = await waitFor(
+      () => liveDescendants(shellPid).find((entry) => entry.comm === 'sleep')?.pid,
+      'sleep to start',
+    );
+    process.kill(serverPid, signal);
+    await closed;
+    expect(isAlive(serverPid)).toBe(false);
+    expect(isAlive(shellPid)).toBe(false);
+    expect(isAlive(sleepPid)).toBe(false);
+    expect(stderr()).toContain(`agent-pty mcp: ${signal}; closing terminals`);
+  });
+
+  it('fails terminal_open with a clear message when the sandbox mode cannot be enforced', async () => {
+    const noBwrap = mkdtempSync(join(tmpdir(), 'no-bwrap-'));
+    try {
+      const { client } = await connect(['--sandbox', 'read-only'], {
+        ...getDefaultEnvironment(),
+        PATH: noBwrap,
+      });
+      const result = await client.callTool({ name: 'terminal_open', arguments: {} });
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(/bubblewrap was not found .* use sandbox mode danger-full-access/);
+      expect((await call(client, 'terminal_list', {})).json).toEqual({ sessions: [] });
+    } finally {
+      rmSync(noBwrap, { recursive: true, force: true });
+    }
+  });
+
+  it('confines the shell: workspace-write can write the workspace but not outside it', async () => {
+    const { client } = await connect();
+    const { json } = await call(client, 'terminal_open', {});
+    const result = await call(client, 'terminal_send', {
+      sessionId: json.sessionId,
+      text: 'touch inside && touch /etc/agent-pty-outside; echo "rc=$?"',
+    });
+    expect(result.text).toMatch(/Read-only file system\nrc=1\n/);
+    expect(readFileSync(join(workspace, 'inside'), 'utf8')).toBe('');
+  });
+});

@@ -1,0 +1,80 @@
+// The terminal tools on the real engine (dist/, built with `npx tsc -p .`) and real bash: the
+// truncation note's terminal_read call pages to exactly the lines before the shown tail, and the
+// unproven wait reasons (inferred_idle, timeout) render as such. Fallbacks are shortened so the test
+// stays fast; nothing here depends on their exact values beyond their order of magnitude.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Host } from '../dist/main/harness/host.js';
+import { createLocalHost } from '../dist/main/harness/local-host.js';
+import { runTerminalTool } from '../dist/main/tools/catalog.js';
+import type { TerminalToolContext } from '../dist/main/tools/tool.js';
+
+/** Silence bound well above a shell's reaction time, well below the test budget. */
+const IDLE_SILENCE_MS = 300;
+/** Absolute bound of one send, for the timeout case. */
+const TIMEOUT_MS = 1_200;
+
+let workspace: string;
+let host: Host;
+let ctx: TerminalToolContext;
+
+beforeEach(async () => {
+  workspace = mkdtempSync(join(tmpdir(), 'tools-e2e-'));
+  host = await createLocalHost({
+    mode: 'workspace-write',
+    workspaceRoot: workspace,
+    ptyLocal: { idleSilenceMs: IDLE_SILENCE_MS, handoffGraceMs: 100, timeoutMs: TIMEOUT_MS },
+  });
+  ctx = { pty: host.service('pty'), owner: 'model', maxResultBytes: 1024 };
+});
+
+afterEach(async () => {
+  await host.dispose();
+  rmSync(workspace, { recursive: true, force: true });
+});
+
+async function run(name: string, args: Record<string, unknown>) {
+  const outcome = await runTerminalTool(name, args, ctx);
+  if (outcome.isError) throw new Error(`${name}: ${outcome.text}`);
+  return outcome;
+}
+
+describe('terminal tools on real bash', () => {
+  it('caps a flood to its tail and the note’s terminal_read call pages to the lines just before it', async () => {
+    const { json } = await run('terminal_open', {});
+    const sessionId = json.sessionId as string;
+    const sent = await run('terminal_send', { sessionId, text: 'seq 1 3000' });
+    expect(Buffer.byteLength(sent.text)).toBeLessThanOrEqual(1024);
+    expect(sent.text).toMatch(
+      /\n3000\n\[wait: stdin_read\]\n\[exit: 0\]\n\[session: running\]\n\[truncated: /,
+    );
+    const firstShown = Number((sent.json.output as string).split('\n')[0]);
+    const call = /page back with terminal_read (\{.*\})\]$/.exec(sent.text)?.[1];
+    expect(call).toBeDefined();
+    const page = await run('terminal_read', { ...JSON.parse(call!), count: 2 });
+    expect(page.json.text).toBe(`${firstShown - 2}\n${firstShown - 1}`);
+  });
+
+  it('renders inferred_idle and timeout as not proven, without an exit code', async () => {
+    const { json } = await run('terminal_open', {});
+    const sessionId = json.sessionId as string;
+    const idle = await run('terminal_send', { sessionId, text: 'echo start; sleep 5; echo end' });
+    expect(idle.json).toMatchObject({ waitReason: 'inferred_idle' });
+    expect(idle.json).not.toHaveProperty('exitCode');
+    expect(idle.text).toMatch(/start\n\[wait: inferred_idle\] not proven finished.*\n\[session: running\]$/);
+    expect((await run('terminal_signal', { sessionId, signal: 'SIGINT' })).json).toMatchObject({
+      delivered: true,
+    });
+    const ticking = await run('terminal_send', {
+      sessionId,
+      text: 'while :; do echo tick; sleep 0.05; done',
+    });
+    expect(ticking.json).toMatchObject({ waitReason: 'timeout' });
+    expect(ticking.text).toMatch(/tick\n\[wait: timeout\] .*probably still running.*\n\[session: running\]$/);
+    await run('terminal_signal', { sessionId, signal: 'SIGINT' });
+    const back = await run('terminal_send', { sessionId, text: 'echo done' });
+    expect(back.json).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
+  });
+});

@@ -1,0 +1,359 @@
+// The six terminal tools over ctx.pty with pty-local on a FakeEngine: schemas, rendered text (send
+// delta, wait reason, exit code, session status, truncation note), JSON results, the result cap and
+// actionable errors. The engine is faked so each wait reason and truncation can be produced on demand;
+// tools-e2e.test.ts runs the same tools against real bash.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createHost, type Host } from '../src/main/harness/host.js';
+import { ptyServicePlugin } from '../src/main/harness/plugins/pty.js';
+import { createPtyLocalPlugin } from '../src/main/harness/plugins/pty-local.js';
+import { createSandboxPlugin } from '../src/main/harness/plugins/sandbox.js';
+import { sandboxPolicyPlugin } from '../src/main/harness/plugins/sandbox-policy.js';
+import { unavailableSandbox } from '../src/main/harness/sandbox-service.js';
+import { runTerminalTool, TERMINAL_TOOLS, type TerminalToolOutcome } from '../src/main/tools/catalog.js';
+import { TERMINAL_TOOLS_GUIDANCE } from '../src/main/tools/guidance.js';
+import type { TerminalToolContext } from '../src/main/tools/tool.js';
+import { TerminalError } from '../src/shared/errors.js';
+import { FakeEngine, type FakeSession } from './support/fake-pty-engine.js';
+
+let workspace: string;
+let host: Host;
+let engine: FakeEngine;
+let ctx: TerminalToolContext;
+
+beforeEach(async () => {
+  workspace = mkdtempSync(join(tmpdir(), 'tools-'));
+  engine = new FakeEngine();
+  host = createHost();
+  await host.load([
+    ptyServicePlugin,
+    { plugin: sandboxPolicyPlugin, config: { workspaceRoot: workspace, mode: 'workspace-write' } },
+    createSandboxPlugin(unavailableSandbox('test')),
+    createPtyLocalPlugin({ createEngine: async () => engine }),
+  ]);
+  ctx = { pty: host.service('pty'), owner: 'model' };
+});
+
+afterEach(async () => {
+  await host.dispose();
+  rmSync(workspace, { recursive: true, force: true });
+});
+
+/** Runs a tool that must succeed and checks its JSON against the tool's strict output schema. */
+async function ok(name: string, args: unknown, context = ctx) {
+  const outcome = await runTerminalTool(name, args, context);
+  if (outcome.isError) throw new Error(`${name} failed: ${outcome.text}`);
+  const tool = TERMINAL_TOOLS.find((candidate) => candidate.name === name)!;
+  expect(tool.output.safeParse(outcome.json).error).toBeUndefined();
+  return outcome;
+}
+
+async function failing(
+  name: string,
+  args: unknown,
+): Promise<Extract<TerminalToolOutcome, { isError: true }>> {
+  const outcome = await runTerminalTool(name, args, ctx);
+  if (!outcome.isError) throw new Error(`${name} unexpectedly succeeded: ${outcome.text}`);
+  return outcome;
+}
+
+async function open(): Promise<{ id: string; session: FakeSession }> {
+  const outcome = await ok('terminal_open', {});
+  return { id: outcome.json.sessionId as string, session: engine.spawned.at(-1)! };
+}
+
+describe('tool definitions', () => {
+  it('exposes six tools with object schemas that reject unknown keys, and model-facing descriptions', () => {
+    expect(TERMINAL_TOOLS.map((tool) => tool.name)).toEqual([
+      'terminal_open',
+      'terminal_send',
+      'terminal_read',
+      'terminal_signal',
+      'terminal_close',
+      'terminal_list',
+    ]);
+    for (const tool of TERMINAL_TOOLS) {
+      expect(tool.inputSchema).toMatchObject({ type: 'object', additionalProperties: false });
+      expect(tool.inputSchema).not.toHaveProperty('$schema');
+      expect(tool.outputSchema).toMatchObject({ type: 'object' });
+      expect(tool.description.length).toBeGreaterThan(80);
+    }
+    const send = TERMINAL_TOOLS[1]!.inputSchema as {
+      required: string[];
+      properties: Record<string, unknown>;
+    };
+    expect(send.required).toEqual(['sessionId', 'text']);
+    expect(send.properties.submit).toMatchObject({ type: 'boolean', default: true });
+    const signal = TERMINAL_TOOLS[3]!.inputSchema as { properties: { signal: { enum: string[] } } };
+    expect(signal.properties.signal.enum).toEqual(['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGTSTP', 'SIGHUP']);
+  });
+
+  it('guidance explains every wait reason and that inferred_idle and timeout prove nothing', () => {
+    for (const reason of ['stdin_read', 'inferred_idle', 'timeout', 'session_exit']) {
+      expect(TERMINAL_TOOLS_GUIDANCE).toContain(`[wait: ${reason}]`);
+    }
+    expect(TERMINAL_TOOLS_GUIDANCE).toMatch(/\[wait: inferred_idle\]` — NOT proven/);
+    expect(TERMINAL_TOOLS_GUIDANCE).toMatch(/\[wait: timeout\]` — NOT proven/);
+  });
+});
+
+describe('terminal_open', () => {
+  it('renders the session, sandbox, motd and status; JSON has exactly the SPEC fields', async () => {
+    const outcome = await ok('terminal_open', { name: 'build', cwd: '.' });
+    const pid = engine.spawned[0]!.pid;
+    expect(outcome.text).toBe(
+      `Opened terminal session shell-1 (shell, pid ${pid}, sandbox workspace-write, workspace ${workspace}). ` +
+        'Use terminal_send with sessionId "shell-1" to run commands.\nfake motd\n[session: running]',
+    );
+    expect(outcome.json).toEqual({
+      sessionId: 'shell-1',
+      name: 'build',
+      type: 'shell',
+      pid,
+      status: { kind: 'running' },
+      motd: 'fake motd',
+    });
+  });
+});
+
+describe('terminal_send', () => {
+  it('renders the delta, then wait reason, exit code and session status', async () => {
+    const { id, session } = await open();
+    session.script = () => ({ viewport: 'hello\nworld\n', exitCode: 0, cwd: '/tmp', elapsedMs: 7 });
+    const outcome = await ok('terminal_send', { sessionId: id, text: 'echo hi' });
+    expect(outcome.text).toBe('hello\nworld\n[wait: stdin_read]\n[exit: 0]\n[session: running]');
+    expect(outcome.json).toEqual({
+      output: 'hello\nworld\n',
+      waitReason: 'stdin_read',
+      exitCode: 0,
+      cwd: '/tmp',
+      sessionStatus: { kind: 'running' },
+      truncated: false,
+      elapsedMs: 7,
+    });
+    expect(session.sends[0]).toMatchObject({ text: 'echo hi', submit: true });
+  });
+
+  it('says that inferred_idle and timeout do not prove the command finished, and omits an unknown exit', async () => {
+    const { id, session } = await open();
+    session.script = () => ({ viewport: 'building...', waitReason: 'inferred_idle', exitCode: undefined });
+    const idle = await ok('terminal_send', { sessionId: id, text: 'make', submit: false });
+    expect(idle.text).toMatch(/^building\.\.\.\n\[wait: inferred_idle\] not proven finished/);
+    expect(idle.text).not.toContain('[exit:');
+    expect(idle.json).not.toHaveProperty('exitCode');
+    expect(session.sends[0]?.submit).toBe(false);
+    session.script = () => ({ viewport: '', waitReason: 'timeout', exitCode: undefined });
+    const timeout = await ok('terminal_send', { sessionId: id, text: '' });
+    expect(timeout.text).toMatch(/^\[wait: timeout\] .*probably still running.*terminal_signal SIGINT/);
+  });
+
+  it('renders an exited shell with code and signal', async () => {
+    const { id, session } = await open();
+    session.script = () => ({
+      viewport: 'logout\n',
+      waitReason: 'session_exit',
+      exitCode: undefined,
+      sessionStatus: { kind: 'exited', exitCode: 3, signal: null },
+    });
+    const outcome = await ok('terminal_send', { sessionId: id, text: 'exit 3' });
+    expect(outcome.text).toMatch(
+      /\n\[wait: session_exit\] .*terminal_open\.\n\[session: exited code=3 signal=none\]$/,
+    );
+  });
+
+  it('adds a truncation note with the terminal_read call that pages back when the engine dropped output', async () => {
+    const { id, session } = await open();
+    session.script = () => ({
+      viewport: 'l1\nl2\nl3\n',
+      truncated: true,
+      exitCode: undefined,
+      waitReason: 'timeout',
+    });
+    const outcome = await ok('terminal_send', { sessionId: id, text: 'seq 1000000' });
+    expect(outcome.text.split('\n').at(-1)).toBe(
+      `[truncated: older output of this send was dropped, the last 3 lines are shown; page back with terminal_read {"sessionId":"${id}","offset":3}]`,
+    );
+    expect(outcome.json.truncated).toBe(true);
+  });
+
+  it('caps the result at maxResultBytes keeping the tail, whole lines first', async () => {
+    const { id, session } = await open();
+    const lines = Array.from({ length: 2000 }, (_, index) => `line ${index} ${'é'.repeat(20)}`);
+    session.script = () => ({ viewport: `${lines.join('\n')}\n`, exitCode: 0 });
+    const maxResultBytes = 4096;
+    const outcome = await ok('terminal_send', { sessionId: id, text: 'cat big' }, { ...ctx, maxResultBytes });
+    expect(Buffer.byteLength(outcome.text)).toBeLessThanOrEqual(maxResultBytes);
+    const output = outcome.json.output as string;
+    expect(output.endsWith(`${lines.at(-1)}\n`)).toBe(true);
+    expect(lines).toContain(output.split('\n')[0]);
+    expect(outcome.json.truncated).toBe(true);
+    const kept = output.split('\n').length - 1;
+    // Settled by the prompt (exit code known): the prompt line is the newest scrollback line.
+    expect(outcome.text).toContain(
+      `the last ${kept} lines are shown; page back with terminal_read {"sessionId":"${id}","offset":${kept + 1}}`,
+    );
+    expect(outcome.text).toMatch(/\[wait: stdin_read\]\n\[exit: 0\]\n\[session: running\]\n\[truncated: /);
+  });
+
+  it('interrupts the running send when the call is cancelled', async () => {
+    const { id, session } = await open();
+    const controller = new AbortController();
+    await ok('terminal_send', { sessionId: id, text: 'sleep 1' }, { ...ctx, signal: controller.signal });
+    expect(session.sends[0]?.signal).toBe(controller.signal);
+  });
+});
+
+describe('terminal_read', () => {
+  it('renders the page, its position and the call for the previous page', async () => {
+    const { id, session } = await open();
+    session.lines = Array.from({ length: 10 }, (_, index) => `row ${index}`);
+    const outcome = await ok('terminal_read', { sessionId: id, offset: 2, count: 3 });
+    expect(outcome.text).toBe(
+      `row 5\nrow 6\nrow 7\n[lines 6-8 of 10]\n[more: 5 older lines; previous page: terminal_read {"sessionId":"${id}","offset":5}]`,
+    );
+    expect(outcome.json).toEqual({
+      text: 'row 5\nrow 6\nrow 7',
+      totalLines: 10,
+      lineBegin: 5,
+      lineEnd: 8,
+      truncated: false,
+    });
+    const oldest = await ok('terminal_read', { sessionId: id, offset: 8 });
+    expect(oldest.text).toBe('row 0\nrow 1\n[lines 1-2 of 10]');
+    const none = await ok('terminal_read', { sessionId: id, offset: 50 });
+    expect(none.text).toBe('[lines: none in this range; the scrollback holds 10 lines]');
+  });
+
+  it('caps a page keeping its newest lines and moves lineBegin past the dropped ones', async () => {
+    const { id, session } = await open();
+    session.lines = Array.from({ length: 300 }, (_, index) => `row ${index} ${'x'.repeat(40)}`);
+    const outcome = await ok('terminal_read', { sessionId: id }, { ...ctx, maxResultBytes: 2048 });
+    const json = outcome.json as { text: string; lineBegin: number; lineEnd: number; truncated: boolean };
+    expect(json.truncated).toBe(true);
+    expect(json.lineEnd).toBe(300);
+    expect(json.text.split('\n')[0]).toBe(session.lines[json.lineBegin]);
+    expect(outcome.text).toContain(
+      `page back with terminal_read {"sessionId":"${id}","offset":${300 - json.lineBegin}}`,
+    );
+    expect(Buffer.byteLength(outcome.text)).toBeLessThanOrEqual(2048);
+  });
+});
+
+describe('terminal_signal, terminal_close, terminal_list', () => {
+  it('signals the foreground group', async () => {
+    const { id, session } = await open();
+    const outcome = await ok('terminal_signal', { sessionId: id, signal: 'SIGINT' });
+    expect(outcome.json).toEqual({ delivered: true, targetPgid: session.pid });
+    expect(outcome.text).toMatch(
+      new RegExp(`^Delivered SIGINT to the foreground process group ${session.pid} of ${id}\\.`),
+    );
+  });
+
+  it('closes once, reports already-closing for a concurrent close, then the id is unknown', async () => {
+    const { id } = await open();
+    const [first, second] = await Promise.all([
+      ok('terminal_close', { sessionId: id }),
+      ok('terminal_close', { sessionId: id }),
+    ]);
+    expect(first.json).toEqual({ sessionId: id, outcome: 'closed' });
+    expect(first.text).toBe(`Closed terminal session ${id}; its processes are gone.`);
+    expect(second.json).toEqual({ sessionId: id, outcome: 'already-closing' });
+    expect((await failing('terminal_close', { sessionId: id })).code).toBe('UNKNOWN_SESSION');
+  });
+
+  it('lists the caller’s sessions only', async () => {
+    expect((await ok('terminal_list', {})).text).toBe(
+      'No open terminal sessions. Start one with terminal_open.',
+    );
+    await ok('terminal_open', { name: 'web' });
+    await ctx.pty.spawn('someone-else', { type: 'shell' });
+    const outcome = await ok('terminal_list', {});
+    const pid = engine.spawned[0]!.pid;
+    expect(outcome.text).toBe(`shell-1  "web"  shell  pid ${pid}  workspace-write  [session: running]`);
+    expect(outcome.json).toEqual({
+      sessions: [
+        {
+          sessionId: 'shell-1',
+          name: 'web',
+          type: 'shell',
+          pid,
+          status: { kind: 'running' },
+          sandbox: { mode: 'workspace-write', workspaceRoot: workspace },
+          closing: false,
+        },
+      ],
+    });
+  });
+});
+
+describe('invalid calls give errors that say what to do instead', () => {
+  it('unknown session id', async () => {
+    const outcome = await failing('terminal_send', { sessionId: 'shell-9', text: 'ls' });
+    expect(outcome).toEqual({
+      isError: true,
+      code: 'UNKNOWN_SESSION',
+      text: 'unknown PTY session: shell-9. Call terminal_list to see your open sessions, or terminal_open to start a new one.',
+    });
+  });
+
+  it('missing text, bad signal name, negative offset, unknown key, wrong types', async () => {
+    const { id } = await open();
+    expect((await failing('terminal_send', { sessionId: id })).text).toBe(
+      'invalid arguments for terminal_send: "text" is required. Call it as terminal_send ' +
+        '{"sessionId": string, "text": string, "submit"?: boolean}.',
+    );
+    expect((await failing('terminal_signal', { sessionId: id, signal: 'SIGSTOP' })).text).toMatch(
+      /"signal" must be one of SIGINT, SIGTERM, SIGKILL, SIGTSTP, SIGHUP \(SIGINT to interrupt, like Ctrl-C\)/,
+    );
+    expect((await failing('terminal_read', { sessionId: id, offset: -1 })).text).toMatch(
+      /"offset" must be 0 or more: it counts lines back from the newest line/,
+    );
+    expect((await failing('terminal_read', { sessionId: id, count: 2.5 })).text).toMatch(
+      /"count" must be a whole number/,
+    );
+    expect((await failing('terminal_close', { session_id: id })).text).toMatch(
+      /"sessionId" is required; unknown argument "session_id" \(accepted: sessionId\)/,
+    );
+    expect((await failing('terminal_send', { sessionId: 7, text: 'x' })).text).toMatch(
+      /"sessionId" must be a session id string such as "shell-1"/,
+    );
+    expect((await failing('terminal_list', 'nope')).text).toMatch(/arguments must be a JSON object/);
+    expect((await failing('terminal_open', { type: 'ssh' })).text).toBe(
+      'unknown PTY backend type "ssh"; registered types: shell.',
+    );
+    expect((await failing('terminal_nope', {})).text).toMatch(
+      /^Unknown tool "terminal_nope". Available tools: terminal_open, /,
+    );
+  });
+
+  it('maps engine errors by code to the next step', async () => {
+    const { id, session } = await open();
+    session.signal = async () => {
+      throw new TerminalError('SIGNAL_REFUSED', "SIGKILL aimed at the shell's own process group is refused");
+    };
+    expect((await failing('terminal_signal', { sessionId: id, signal: 'SIGKILL' })).text).toMatch(
+      /is refused\. To end the shell itself, call terminal_close\.$/,
+    );
+    session.startSend = () => {
+      throw new TerminalError('SEND_ACTIVE', 'a send is already active');
+    };
+    expect((await failing('terminal_send', { sessionId: id, text: 'x' })).text).toMatch(
+      /wait for it to return \(or stop it with terminal_signal SIGINT\)/,
+    );
+    engine.spawn = async () => {
+      throw new TerminalError('SANDBOX_UNAVAILABLE', 'bwrap not found');
+    };
+    expect((await failing('terminal_open', {})).text).toMatch(
+      /^bwrap not found\. The sandbox mode this server runs in/,
+    );
+    session.read = async () => {
+      throw new Error('boom');
+    };
+    expect(await failing('terminal_read', { sessionId: id })).toMatchObject({
+      code: 'INTERNAL',
+      text: expect.stringMatching(/^Internal error: boom/),
+    });
+  });
+});
