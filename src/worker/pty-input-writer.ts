@@ -14,6 +14,21 @@ const SLICE_BYTES = 1024;
 /** Back-off while the tty input queue is full (EAGAIN): the reader must consume before more fits. */
 const FULL_QUEUE_RETRY_MS = 2;
 
+/**
+ * Length of the next slice: up to SLICE_BYTES, ending after the last line break inside it when there is
+ * one, so that a cancellation between slices leaves whole lines behind — never half a command typed
+ * at the next prompt.
+ */
+function sliceLength(buffer: Buffer, offset: number): number {
+  const end = Math.min(offset + SLICE_BYTES, buffer.length);
+  if (end === buffer.length) return end - offset;
+  for (let i = end - 1; i > offset; i--) {
+    const byte = buffer[i];
+    if (byte === 0x0d || byte === 0x0a) return i + 1 - offset;
+  }
+  return end - offset;
+}
+
 /** How a write ended. */
 export type WriteOutcome = 'written' | 'cancelled';
 
@@ -39,7 +54,7 @@ export class PtyInputWriter {
           resolve('cancelled');
           return;
         }
-        const length = Math.min(SLICE_BYTES, buffer.length - offset);
+        const length = sliceLength(buffer, offset);
         fsWrite(this.fd, buffer, offset, length, null, (error, written) => {
           if (error) {
             if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {

@@ -25,7 +25,7 @@ export interface WaitBaseline {
 /** Verdict of one judgement. */
 export type ReadinessVerdict =
   /** The shell's own marker + PS1, the shell owns the foreground and is blocked on the terminal. */
-  | { kind: 'prompt'; candidate: PromptCandidate }
+  | { kind: 'prompt'; candidate: PromptCandidate; tid: number; switches: number | undefined; tpgid: number }
   /** A foreground thread is newly blocked reading the terminal. */
   | { kind: 'stdin_wait'; tid: number; switches: number | undefined; tpgid: number }
   /** Nothing proven (yet). */
@@ -72,11 +72,9 @@ export function judgeReadiness(input: ReadinessInput): ReadinessVerdict {
   // Rule 1: prompt evidence needs the shell's own marker, the shell's group in the foreground, and the
   // shell itself seen blocked on the terminal (so text running several commands settles after the last).
   if (candidate !== undefined && shell !== undefined && candidate.shellPid === shell.pid) {
-    if (
-      sample.tpgid === shell.pgrp &&
-      sample.members.some((m) => m.pid === shell.pid && m.verdict === 'waiting')
-    ) {
-      return { kind: 'prompt', candidate };
+    const waiting = sample.members.find((m) => m.pid === shell.pid && m.verdict === 'waiting');
+    if (sample.tpgid === shell.pgrp && waiting !== undefined) {
+      return { kind: 'prompt', candidate, tid: waiting.tid, switches: waiting.switches, tpgid: sample.tpgid };
     }
   }
 
@@ -104,4 +102,18 @@ function isFreshWait(member: ThreadWait, tpgid: number, input: ReadinessInput): 
   const before = baseline.waiting.get(member.tid);
   // The switch counters show it ran since the boundary. Unknown counters prove nothing.
   return before !== undefined && member.switches !== undefined && member.switches > before;
+}
+
+/**
+ * True when the shell itself owns the foreground and is blocked in its line editor while the stream
+ * does not end in its prompt: input is half-typed at the prompt (e.g. the rest of a cancelled write).
+ */
+export function shellHoldsPartialLine(
+  sample: ForegroundSample | undefined,
+  shell: ShellIdentity | undefined,
+  candidate: PromptCandidate | undefined,
+): boolean {
+  if (sample === undefined || shell === undefined || candidate !== undefined) return false;
+  if (sample.tpgid !== shell.pgrp) return false;
+  return sample.members.some((m) => m.pid === shell.pid && m.verdict === 'waiting' && isLineEditorWait(m));
 }

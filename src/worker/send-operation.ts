@@ -15,6 +15,7 @@ import {
   judgeReadiness,
   noteLeftWait,
   type ShellIdentity,
+  shellHoldsPartialLine,
   type WaitBaseline,
 } from './readiness.js';
 import type { ForegroundSample } from './stdin-wait.js';
@@ -26,6 +27,18 @@ const PROBE_BACKOFF_MS = [1, 2, 4, 8, 16, 32];
 /** Quiet time before a stdin wait is confirmed: the waiting program's last output is already in the pty
  *  buffer, and this lets it reach the output slice before the send settles. */
 const STDIN_CONFIRM_MS = 3;
+
+/**
+ * Input that may still be pending in the kernel when the shell shows its prompt: more than the line
+ * discipline holds (4 KiB, refilled asynchronously by a kernel worker), text with several lines, input
+ * typed ahead while a job owned the terminal, or the rest of a cancelled write. In those cases the
+ * shell can be seen blocked at a prompt for a moment although input is on its way (measured: bash
+ * blocks in pselect right after switching a typed-ahead line from canonical to raw mode), so prompt
+ * evidence is confirmed over a short quiet window; the input waking the shell voids it.
+ */
+const LARGE_WRITE_BYTES = 2048;
+/** Confirm window for prompt evidence when input may be pending. */
+const PENDING_INPUT_CONFIRM_MS = 15;
 
 /** What a send needs from its session. */
 export interface SendEnvironment {
@@ -63,8 +76,9 @@ type SendState =
   | { kind: 'waiting' }
   | { kind: 'settled'; result: TerminalSendResult };
 
-/** A pending stdin-wait verdict waiting out the confirm window. */
+/** A readiness verdict waiting out its confirm window. */
 interface PendingConfirm {
+  kind: 'prompt' | 'stdin_wait';
   tid: number;
   switches: number | undefined;
   tpgid: number;
@@ -90,6 +104,9 @@ export class SendOperation {
   private outputSeq = 0;
   private graceUsed = false;
   private cancelRequested = false;
+  private interruptsSent = 0;
+  private readinessStopped = false;
+  private inputMayBePending: boolean;
   private confirm: PendingConfirm | undefined;
   private probeStep = 0;
   private deadlineTimer: NodeJS.Timeout | undefined;
@@ -105,6 +122,9 @@ export class SendOperation {
     private readonly options: SendOptions,
   ) {
     this.tracker = new PromptTracker(env.nonce);
+    this.inputMayBePending =
+      Buffer.byteLength(options.text) > LARGE_WRITE_BYTES ||
+      /[\r\n]/.test(options.text.replace(/[\r\n]+$/, ''));
     this.output = new LineRing({ maxLines: Number.MAX_SAFE_INTEGER, maxBytes: env.config.maxReadBytes });
     this.done = new Promise<TerminalSendResult>((resolve, reject) => {
       this.resolveDone = resolve;
@@ -145,7 +165,11 @@ export class SendOperation {
     // Write boundary (rule 5): evidence gathered before this point is discarded.
     this.tracker.reset();
     this.hadOutput = false;
-    this.baseline = baselineOf(this.env.sample());
+    const atBoundary = this.env.sample();
+    this.baseline = baselineOf(atBoundary);
+    const shell = this.env.shell();
+    // Typed ahead: a job owns the terminal, so the shell reads this input only after it finishes.
+    if (shell === undefined || atBoundary?.tpgid !== shell.pgrp) this.inputMayBePending = true;
     const data = this.options.submit ? `${this.options.text}\r` : this.options.text;
     if (data.length === 0) {
       this.beginWaiting();
@@ -216,16 +240,28 @@ export class SendOperation {
   cancel(): Promise<void> {
     if (this.settled || this.cancelRequested) return this.cancelDone;
     this.cancelRequested = true;
+    this.inputMayBePending = true; // part of the write may still be in the kernel's buffers
     this.cancelDone = (async () => {
       const outcome = await this.writeDone;
       if (outcome === 'failed' || this.settled) return;
       try {
         this.env.interrupt();
+        this.interruptsSent++;
       } catch (error) {
         this.fail(error);
       }
     })();
     return this.cancelDone;
+  }
+
+  /**
+   * The session is closing: stop all readiness work (no probe, no silence, no deadline), so teardown
+   * killing the foreground job cannot make the send settle as anything but `session_exit`.
+   */
+  stopReadiness(): void {
+    if (this.settled) return;
+    this.readinessStopped = true;
+    this.clearTimers();
   }
 
   /** The shell exited or the session closed: settle `session_exit`. */
@@ -243,11 +279,12 @@ export class SendOperation {
   }
 
   private collecting(): boolean {
-    return this.state.kind === 'writing' || this.state.kind === 'waiting';
+    return (this.state.kind === 'writing' || this.state.kind === 'waiting') && !this.readinessStopped;
   }
 
   private beginWaiting(): void {
     this.state = { kind: 'waiting' };
+    if (this.readinessStopped) return;
     this.armSilence();
     this.probeStep = 0;
     // Without output yet, the first exact probe waits `exactProbeAfterMs`; output brings it forward.
@@ -303,38 +340,52 @@ export class SendOperation {
     if (this.state.kind !== 'waiting') return;
     const candidate = this.tracker.candidate;
     const sample = this.env.sample();
+    const shell = this.env.shell(candidate);
     noteLeftWait(sample, this.leftWait);
+    if (this.interruptsSent === 1 && shellHoldsPartialLine(sample, shell, candidate)) {
+      // A cancelled write can leave part of a line typed at the prompt (its slice was already in the
+      // kernel). One more SIGINT makes the line editor discard it and print a fresh prompt, so the
+      // residue never joins the next send's command.
+      try {
+        this.env.interrupt();
+      } catch {
+        // The shell vanished; exit handling settles the send.
+      }
+      this.interruptsSent++;
+    }
     const verdict = judgeReadiness({
       candidate,
-      shell: this.env.shell(candidate),
+      shell,
       sample,
       baseline: this.baseline,
       leftWait: this.leftWait,
     });
-    if (verdict.kind === 'prompt') {
-      this.settle('stdin_read', verdict.candidate);
-      return;
-    }
-    if (verdict.kind === 'stdin_wait' && this.options.startup !== 'bash') {
+    const proven =
+      verdict.kind === 'prompt' || (verdict.kind === 'stdin_wait' && this.options.startup !== 'bash');
+    if (proven) {
+      // A prompt settles at once; a stdin wait (and a prompt after a large write) is confirmed after a
+      // short quiet: same thread, same group, still blocked, did not run, no new output.
+      const needsConfirm = verdict.kind === 'stdin_wait' || this.inputMayBePending;
       const pending = this.confirm;
-      if (
+      const confirmed =
         pending !== undefined &&
+        pending.kind === verdict.kind &&
         pending.tid === verdict.tid &&
         pending.tpgid === verdict.tpgid &&
         pending.switches === verdict.switches &&
-        pending.outputSeq === this.outputSeq
-      ) {
-        this.settle('stdin_read');
+        pending.outputSeq === this.outputSeq;
+      if (!needsConfirm || confirmed) {
+        this.settle('stdin_read', verdict.kind === 'prompt' ? verdict.candidate : undefined);
         return;
       }
-      // Confirm after a short quiet: same thread, same group, still blocked, did not run, no new output.
       this.confirm = {
+        kind: verdict.kind,
         tid: verdict.tid,
         switches: verdict.switches,
         tpgid: verdict.tpgid,
         outputSeq: this.outputSeq,
       };
-      this.scheduleProbe(STDIN_CONFIRM_MS);
+      this.scheduleProbe(verdict.kind === 'prompt' ? PENDING_INPUT_CONFIRM_MS : STDIN_CONFIRM_MS);
       return;
     }
     this.confirm = undefined;

@@ -284,6 +284,7 @@ export class SessionCore {
 
   private async runClose(reason: string): Promise<SessionOutcome> {
     const op = this.active?.op ?? this.startup;
+    op?.stopReadiness();
     if (this.root !== undefined) {
       await teardownProcessTree(this.root, {
         graceMs: this.spec.config.disposeGraceMs,
