@@ -1,0 +1,426 @@
+/**
+ * Streaming output sanitizer (SPEC §4.3): turns decoded terminal output into line-oriented printable
+ * text, plus the OSC payloads the readiness logic needs (the prompt marker is an OSC 133 sequence).
+ *
+ * It is a state machine over UTF-16 code units whose state after a character depends only on the
+ * characters before it, never on where the stream was split into chunks: a chunk may end anywhere
+ * (inside an escape sequence, between CR and LF, between the halves of a surrogate pair) and the sink
+ * sees the same lines and payloads as if the whole stream had arrived at once. Plain runs are found
+ * with one regex scan and handed to the sink in one `text()` call; nothing is concatenated per
+ * character and nothing proportional to the stream is retained.
+ *
+ * Grammar (DEC/ECMA-48, as xterm parses it, reduced to what a line-oriented reader needs):
+ * - `ESC [` or U+009B: CSI — parameter/intermediate bytes 0x20–0x3F, ended by a final byte 0x40–0x7E.
+ * - `ESC ]` or U+009D: OSC — ended by BEL, `ESC \` or U+009C; the payload goes to `sink.osc`.
+ * - `ESC P`/`X`/`^`/`_` or U+0090/0098/009E/009F: DCS/SOS/PM/APC — discarded up to `ESC \` or U+009C.
+ * - `ESC` + intermediates (0x20–0x2F) + one final (0x30–0x7E): short escapes such as `ESC ( B`, `ESC 7`.
+ * - CAN/SUB cancel any sequence; an ESC inside a string sequence (other than `ESC \`) abandons it and
+ *   starts a new escape; a character that cannot continue a sequence ends it and is read as text/control.
+ * - LF, VT, FF end the line; a CR is held until the next character that decides it: LF (and further CRs
+ *   or escape sequences in between) makes one newline, printable text makes a `rewriteLine()` first
+ *   (so an OSC between a CR and the text that replaces the line reaches the sink before the rewrite).
+ * - TAB is text; every other C0 control, DEL and the remaining C1 controls are dropped.
+ *
+ * Not reentrant: a sink must not call `push` on the sanitizer that is calling it.
+ */
+import { TerminalError } from '../shared/errors.js';
+
+/** Receives the sanitized stream in order. */
+export interface SanitizerSink {
+  /** Printable text for the current line: never contains ESC, CR, LF or another C0 control except TAB. */
+  text(s: string): void;
+  /** End of the current line (LF, CRLF, a CRLF split across pushes, CR+CR+LF …). */
+  newline(): void;
+  /** A lone CR followed by more text: what follows replaces the current line's content. */
+  rewriteLine(): void;
+  /** A complete OSC payload (between `ESC ]` and BEL or `ESC \`), in stream order relative to text. */
+  osc(payload: string): void;
+}
+
+/** Options of {@link OutputSanitizer}. */
+export interface OutputSanitizerOptions {
+  /** Most characters held back for an incomplete sequence (plus a trailing CR); the session passes `maxReadBytes`. */
+  maxPendingChars: number;
+}
+
+/** Parser states; the names follow the DEC parser diagram. */
+const Mode = {
+  /** Plain text and C0 controls. */
+  Ground: 0,
+  /** After ESC. */
+  Escape: 1,
+  /** After ESC and at least one intermediate byte (e.g. `ESC (`). */
+  EscapeIntermediate: 2,
+  /** Inside a CSI sequence. */
+  Csi: 3,
+  /** Inside an OSC string. */
+  Osc: 4,
+  /** After ESC inside an OSC string (`ESC \` ends it). */
+  OscEscape: 5,
+  /** Inside a DCS, SOS, PM or APC string (discarded). */
+  Str: 6,
+  /** After ESC inside a DCS/SOS/PM/APC string. */
+  StrEscape: 7,
+} as const;
+type Mode = (typeof Mode)[keyof typeof Mode];
+
+// Code units the state machine dispatches on.
+const BEL = 0x07;
+const LF = 0x0a;
+const VT = 0x0b; // a terminal moves down a line on VT and FF exactly as on LF
+const FF = 0x0c;
+const CR = 0x0d;
+const ESC = 0x1b;
+const BACKSLASH = 0x5c;
+const C1_DCS = 0x90;
+const C1_SOS = 0x98;
+const C1_CSI = 0x9b;
+const C1_ST = 0x9c;
+const C1_OSC = 0x9d;
+const C1_PM = 0x9e;
+const C1_APC = 0x9f;
+
+/**
+ * Ground: everything that is not plain text (C0 except TAB, DEL, C1). These regexes are shared by all
+ * instances; each use sets `lastIndex` and reads it back before any sink call, so sharing is safe.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching controls is the job
+const GROUND_SPECIAL = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/g;
+/** OSC: characters that end, cancel or interrupt the string. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching controls is the job
+const OSC_SPECIAL = /[\x07\x18\x1a\x1b\x80-\x9f]/g;
+/** DCS/SOS/PM/APC: characters that end, cancel or interrupt the string (BEL does not end these). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching controls is the job
+const STR_SPECIAL = /[\x18\x1a\x1b\x80-\x9f]/g;
+/** Controls a terminal ignores inside an OSC string; they never reach the payload. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching controls is the job
+const OSC_IGNORED = /[\x00-\x1f\x7f]/g;
+
+/**
+ * Streaming sanitizer: `push` decoded chunks in order; the sink receives lines, rewrites and OSC
+ * payloads. See the module comment for the grammar.
+ */
+export class OutputSanitizer {
+  private readonly maxPendingChars: number;
+  private mode: Mode = Mode.Ground;
+  /** Characters of the current sequence held back (0 in ground and while discarding). */
+  private seqLength = 0;
+  /** The current sequence outgrew `maxPendingChars`: drop it through its terminator. */
+  private discarding = false;
+  /** Collected OSC payload pieces (C0 removed); empty unless collecting an OSC. */
+  private oscParts: string[] = [];
+  /** A CR was seen and the character that decides it (LF or text) has not arrived yet. */
+  private crPending = false;
+  /** The high half of a surrogate pair that ended the previous chunk (or ''). */
+  private heldHigh = '';
+
+  constructor(options: OutputSanitizerOptions) {
+    const { maxPendingChars } = options;
+    if (!Number.isSafeInteger(maxPendingChars) || maxPendingChars < 1) {
+      throw new TerminalError(
+        'INVALID_ARGUMENT',
+        `maxPendingChars must be a positive integer, got ${String(maxPendingChars)}`,
+      );
+    }
+    this.maxPendingChars = maxPendingChars;
+  }
+
+  /** Characters held back waiting for the rest of a sequence (or a trailing CR). Never > maxPendingChars. */
+  get pendingLength(): number {
+    return this.seqLength + (this.crPending ? 1 : 0) + this.heldHigh.length;
+  }
+
+  /** Sanitizes `chunk` (the next piece of the decoded stream) into `sink`. */
+  push(chunk: string, sink: SanitizerSink): void {
+    const end = chunk.length;
+    if (end === 0) return;
+    let i = this.heldHigh === '' ? 0 : this.releaseHighSurrogate(chunk, sink);
+    while (i < end) {
+      switch (this.mode) {
+        case Mode.Ground:
+          i = this.ground(chunk, i, sink);
+          break;
+        case Mode.Escape:
+          i = this.escape(chunk, i);
+          break;
+        case Mode.EscapeIntermediate:
+          i = this.escapeIntermediate(chunk, i);
+          break;
+        case Mode.Csi:
+          i = this.csi(chunk, i);
+          break;
+        case Mode.Osc:
+          i = this.osc(chunk, i, sink);
+          break;
+        case Mode.OscEscape:
+          i = this.oscEscape(chunk, i, sink);
+          break;
+        case Mode.Str:
+          i = this.str(chunk, i);
+          break;
+        case Mode.StrEscape:
+          i = this.strEscape(chunk, i);
+          break;
+      }
+    }
+  }
+
+  /** Emits the high surrogate held from the last chunk, joined with its low half when that starts `chunk`. */
+  private releaseHighSurrogate(chunk: string, sink: SanitizerSink): number {
+    const high = this.heldHigh;
+    this.heldHigh = '';
+    const first = chunk.charCodeAt(0);
+    if (first >= 0xdc00 && first <= 0xdfff) {
+      sink.text(high + chunk[0]);
+      return 1;
+    }
+    sink.text(high); // a lone surrogate: passed on as is, like any other text
+    return 0;
+  }
+
+  /** Plain text up to the next control; then that control. */
+  private ground(chunk: string, start: number, sink: SanitizerSink): number {
+    GROUND_SPECIAL.lastIndex = start;
+    const found = GROUND_SPECIAL.test(chunk);
+    const stop = found ? GROUND_SPECIAL.lastIndex - 1 : chunk.length;
+    if (stop > start) {
+      let textEnd = stop;
+      const last = chunk.charCodeAt(stop - 1);
+      if (!found && last >= 0xd800 && last <= 0xdbff) {
+        // The chunk ends between the halves of a surrogate pair: hold the high half so the pair
+        // reaches the sink in one piece (line byte counts and tails stay exact).
+        textEnd = stop - 1;
+        this.heldHigh = chunk[textEnd]!;
+      }
+      if (this.crPending) {
+        this.crPending = false;
+        sink.rewriteLine();
+      }
+      if (textEnd > start) sink.text(chunk.slice(start, textEnd));
+    }
+    if (!found) return chunk.length;
+    const code = chunk.charCodeAt(stop);
+    if (code === CR && chunk.charCodeAt(stop + 1) === LF) {
+      // CRLF, the line end of every cooked-mode terminal: one step instead of two (pure speed-up).
+      this.crPending = false;
+      sink.newline();
+      return stop + 2;
+    }
+    this.control(code, sink);
+    return stop + 1;
+  }
+
+  /** A C0 or C1 control in ground state. */
+  private control(code: number, sink: SanitizerSink): void {
+    switch (code) {
+      case LF:
+      case VT:
+      case FF:
+        this.crPending = false;
+        sink.newline();
+        return;
+      case CR:
+        // Decided by the next character that is not CR or part of an escape sequence (LF or text),
+        // which may arrive in a later chunk.
+        this.crPending = true;
+        return;
+      case ESC:
+        this.begin(Mode.Escape);
+        return;
+      case C1_CSI:
+        this.begin(Mode.Csi);
+        return;
+      case C1_OSC:
+        this.begin(Mode.Osc);
+        return;
+      case C1_DCS:
+      case C1_SOS:
+      case C1_PM:
+      case C1_APC:
+        this.begin(Mode.Str);
+        return;
+      default:
+        return; // BEL, BS, NUL, DEL, stray ST and other noise
+    }
+  }
+
+  /** After ESC: the next character selects the kind of sequence. */
+  private escape(chunk: string, i: number): number {
+    const code = chunk.charCodeAt(i);
+    switch (code) {
+      case 0x5b: // [
+        this.enter(Mode.Csi);
+        return i + 1;
+      case 0x5d: // ]
+        this.enter(Mode.Osc);
+        return i + 1;
+      case 0x50: // P
+      case 0x58: // X
+      case 0x5e: // ^
+      case 0x5f: // _
+        this.enter(Mode.Str);
+        return i + 1;
+    }
+    if (code >= 0x20 && code <= 0x2f) {
+      this.enter(Mode.EscapeIntermediate);
+      return i + 1;
+    }
+    this.finish();
+    // A final byte completes a two-character escape; anything else abandons the ESC and is read anew.
+    return code >= 0x30 && code <= 0x7e ? i + 1 : i;
+  }
+
+  /** `ESC` + intermediates: waits for the final byte (e.g. `B` of `ESC ( B`). */
+  private escapeIntermediate(chunk: string, start: number): number {
+    const stop = skipRange(chunk, start, 0x20, 0x2f);
+    this.grow(stop - start);
+    if (stop === chunk.length) return stop;
+    const code = chunk.charCodeAt(stop);
+    this.finish();
+    return code >= 0x30 && code <= 0x7e ? stop + 1 : stop;
+  }
+
+  /** CSI parameters and intermediates, then the final byte. */
+  private csi(chunk: string, start: number): number {
+    const stop = skipRange(chunk, start, 0x20, 0x3f);
+    this.grow(stop - start);
+    if (stop === chunk.length) return stop;
+    const code = chunk.charCodeAt(stop);
+    this.finish();
+    // Not a final byte (a control, ESC, a non-ASCII character): the sequence is malformed; the
+    // character is read again in ground state so text and line ends are never swallowed.
+    return code >= 0x40 && code <= 0x7e ? stop + 1 : stop;
+  }
+
+  /** OSC payload up to its terminator. */
+  private osc(chunk: string, start: number, sink: SanitizerSink): number {
+    OSC_SPECIAL.lastIndex = start;
+    const found = OSC_SPECIAL.test(chunk);
+    const stop = found ? OSC_SPECIAL.lastIndex - 1 : chunk.length;
+    if (stop > start) this.collect(chunk, start, stop);
+    if (!found) return stop;
+    switch (chunk.charCodeAt(stop)) {
+      case BEL:
+      case C1_ST:
+        this.deliver(sink);
+        return stop + 1;
+      case ESC:
+        this.mode = Mode.OscEscape;
+        this.grow(1);
+        return stop + 1;
+      default:
+        // CAN/SUB cancel the string, another C1 control interrupts it; either is then read in ground
+        // state (where CAN and SUB are dropped).
+        this.finish();
+        return stop;
+    }
+  }
+
+  /** After ESC inside an OSC: `\` completes it; anything else abandons it and starts a new escape. */
+  private oscEscape(chunk: string, i: number, sink: SanitizerSink): number {
+    if (chunk.charCodeAt(i) === BACKSLASH) {
+      this.deliver(sink);
+      return i + 1;
+    }
+    this.begin(Mode.Escape);
+    return i;
+  }
+
+  /** DCS/SOS/PM/APC content up to ST (discarded). */
+  private str(chunk: string, start: number): number {
+    STR_SPECIAL.lastIndex = start;
+    const found = STR_SPECIAL.test(chunk);
+    const stop = found ? STR_SPECIAL.lastIndex - 1 : chunk.length;
+    this.grow(stop - start);
+    if (!found) return stop;
+    switch (chunk.charCodeAt(stop)) {
+      case ESC:
+        this.mode = Mode.StrEscape;
+        this.grow(1);
+        return stop + 1;
+      case C1_ST:
+        this.finish();
+        return stop + 1;
+      default:
+        this.finish(); // CAN/SUB or another C1 control: as in an OSC
+        return stop;
+    }
+  }
+
+  /** After ESC inside a DCS/SOS/PM/APC: `\` completes it; anything else starts a new escape. */
+  private strEscape(chunk: string, i: number): number {
+    if (chunk.charCodeAt(i) === BACKSLASH) {
+      this.finish();
+      return i + 1;
+    }
+    this.begin(Mode.Escape);
+    return i;
+  }
+
+  /** Starts a new sequence whose introducer is one character. */
+  private begin(mode: Mode): void {
+    this.seqLength = 0;
+    this.discarding = false;
+    this.enter(mode);
+  }
+
+  /** Moves to `mode`, counting its introducer character. */
+  private enter(mode: Mode): void {
+    this.mode = mode;
+    if (mode === Mode.Osc) this.oscParts = [];
+    this.grow(1);
+  }
+
+  /**
+   * Counts `count` more characters into the current sequence. Once the sequence (plus a pending CR)
+   * would exceed `maxPendingChars`, it is dropped: nothing more is held and the rest of it, through its
+   * terminator, is discarded. The decision depends only on the stream, never on chunk boundaries.
+   */
+  private grow(count: number): void {
+    if (this.discarding) return;
+    this.seqLength += count;
+    if (this.seqLength + (this.crPending ? 1 : 0) > this.maxPendingChars) {
+      this.discarding = true;
+      this.seqLength = 0;
+      this.oscParts = [];
+    }
+  }
+
+  /** Adds `chunk[start, stop)` to the OSC payload, without the controls a terminal ignores there. */
+  private collect(chunk: string, start: number, stop: number): void {
+    this.grow(stop - start);
+    if (this.discarding) return;
+    const piece = chunk.slice(start, stop);
+    OSC_IGNORED.lastIndex = 0;
+    this.oscParts.push(OSC_IGNORED.test(piece) ? piece.replace(OSC_IGNORED, '') : piece);
+  }
+
+  /** Completes the OSC: its payload goes to the sink unless it was discarded for size. */
+  private deliver(sink: SanitizerSink): void {
+    const payload = this.discarding ? undefined : this.oscParts.join('');
+    this.finish();
+    if (payload !== undefined) sink.osc(payload);
+  }
+
+  /** Back to ground state; the sequence is complete or abandoned. */
+  private finish(): void {
+    this.mode = Mode.Ground;
+    this.seqLength = 0;
+    this.discarding = false;
+    if (this.oscParts.length > 0) this.oscParts = [];
+  }
+}
+
+/**
+ * Index of the first character at or after `start` outside [low, high] (or the length). A plain loop:
+ * CSI parameter runs are a few characters, too short to amortize a regex call.
+ */
+function skipRange(chunk: string, start: number, low: number, high: number): number {
+  let i = start;
+  while (i < chunk.length) {
+    const code = chunk.charCodeAt(i);
+    if (code < low || code > high) break;
+    i += 1;
+  }
+  return i;
+}

@@ -1,0 +1,317 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { TerminalError } from '../src/shared/errors.js';
+import { OutputSanitizer, type SanitizerSink } from '../src/worker/sanitizer.js';
+
+/** Characters `text()` must never carry: C0 except TAB, DEL, C1. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for controls
+const FORBIDDEN_IN_TEXT = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/;
+
+/** An OSC payload with where it arrived: completed lines so far and the open line's content. */
+interface OscEvent {
+  payload: string;
+  lines: number;
+  open: string;
+}
+
+/** A sink that materializes the stream the way the scrollback does, and checks the text contract. */
+class MaterializingSink implements SanitizerSink {
+  readonly lines: string[] = [];
+  open = '';
+  readonly oscs: OscEvent[] = [];
+  textCalls = 0;
+
+  text(s: string): void {
+    expect(s.length).toBeGreaterThan(0);
+    expect(FORBIDDEN_IN_TEXT.test(s)).toBe(false);
+    this.textCalls += 1;
+    this.open += s;
+  }
+  newline(): void {
+    this.lines.push(this.open);
+    this.open = '';
+  }
+  rewriteLine(): void {
+    this.open = '';
+  }
+  osc(payload: string): void {
+    this.oscs.push({ payload, lines: this.lines.length, open: this.open });
+  }
+  /** Completed lines each followed by `\n`, then the open line. */
+  get materialized(): string {
+    return this.lines.map((line) => `${line}\n`).join('') + this.open;
+  }
+}
+
+/** Pushes `chunks` through a fresh sanitizer, checking the pending bound after every push. */
+function run(chunks: readonly string[], maxPendingChars = 1024): MaterializingSink & { pending: number } {
+  const sanitizer = new OutputSanitizer({ maxPendingChars });
+  const sink = new MaterializingSink();
+  for (const chunk of chunks) {
+    sanitizer.push(chunk, sink);
+    expect(sanitizer.pendingLength).toBeLessThanOrEqual(maxPendingChars);
+  }
+  return Object.assign(sink, { pending: sanitizer.pendingLength });
+}
+
+/** Splits `input` at the given positions (taken modulo its length + 1). */
+function splitAt(input: string, positions: readonly number[]): string[] {
+  const cuts = [...new Set(positions.map((p) => p % (input.length + 1)))].sort((a, b) => a - b);
+  const chunks: string[] = [];
+  let from = 0;
+  for (const cut of cuts) {
+    chunks.push(input.slice(from, cut));
+    from = cut;
+  }
+  chunks.push(input.slice(from));
+  return chunks;
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the test strips controls
+const CONTROL_CHARS = /[\x00-\x1f\x7f-\x9f]/g;
+
+/** Printable text: any graphemes (multi-byte, astral), controls removed. */
+const printable = fc.string({ unit: 'grapheme', maxLength: 12 }).map((s) => s.replace(CONTROL_CHARS, ''));
+const csiParams = fc.string({ unit: fc.constantFrom(...'0123456789;:<=>? !"#'), maxLength: 8 });
+const csi = fc
+  .tuple(fc.constantFrom('\x1b[', '\x9b'), csiParams, fc.constantFrom(...'@ABCDHJKmhlsu~'))
+  .map(([intro, params, final]) => intro + params + final);
+const oscTerminator = fc.constantFrom('\x07', '\x1b\\', '\x9c');
+const osc = fc
+  .tuple(fc.constantFrom('\x1b]', '\x9d'), printable, oscTerminator)
+  .map(([intro, payload, end]) => ({ raw: intro + payload + end, payload }));
+const stringSequence = fc
+  .tuple(fc.constantFrom('\x1bP', '\x1bX', '\x1b^', '\x1b_', '\x90', '\x98', '\x9e', '\x9f'), printable)
+  .chain(([intro, body]) => fc.constantFrom(`${intro}${body}\x1b\\`, `${intro}${body}\x9c`));
+const shortEscape = fc.constantFrom(
+  '\x1b(B',
+  '\x1b)0',
+  '\x1b7',
+  '\x1b8',
+  '\x1b=',
+  '\x1b>',
+  '\x1b#8',
+  '\x1bc',
+  '\x1bM',
+);
+
+/** Anything: well-formed and broken sequences, controls, garbage, surrogate halves. */
+const anyToken = fc.oneof(
+  printable,
+  fc.constantFrom('\r', '\n', '\r\n', '\r\r\n', '\n\r', '\t', '\x07', '\x08', '\x00', '\x7f', '\x18', '\x1a'),
+  fc.constantFrom(
+    '\x0b',
+    '\x0c',
+    '\x85',
+    '\x9c',
+    '\x1b',
+    '\x1b[',
+    '\x1b]',
+    '\x1bP',
+    '\x1b\\',
+    '\x1b(',
+    '\x1b[1',
+  ),
+  fc.constantFrom('\x1b]133;D;0;nonce\x07', '\x1b]0;title', '\x1b]8;;http://x\x1b\\', '\x1b]2;a\x1b[31m'),
+  fc.constantFrom('\uD83D', '\uDE00', '😀', 'é', '日本'),
+  csi,
+  osc.map((o) => o.raw),
+  stringSequence,
+  shortEscape,
+  fc.string({ unit: 'binary', maxLength: 8 }),
+);
+const anyInput = fc.array(anyToken, { maxLength: 40, size: 'max' }).map((tokens) => tokens.join(''));
+
+describe('OutputSanitizer properties', () => {
+  it('gives the same lines and OSC payloads however the input is split', () => {
+    fc.assert(
+      fc.property(
+        anyInput,
+        fc.array(fc.nat(), { maxLength: 12 }),
+        fc.integer({ min: 1, max: 48 }),
+        (input, positions, maxPending) => {
+          const whole = run([input], maxPending);
+          const split = run(splitAt(input, positions), maxPending);
+          const perChar = run([...input.split('')], maxPending);
+          for (const other of [split, perChar]) {
+            expect(other.materialized).toBe(whole.materialized);
+            expect(other.oscs).toEqual(whole.oscs);
+            expect(other.pending).toBe(whole.pending);
+          }
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('never materializes ESC, CR or another control except TAB and LF', () => {
+    fc.assert(
+      fc.property(anyInput, fc.array(fc.nat(), { maxLength: 8 }), (input, positions) => {
+        const sink = run(splitAt(input, positions), 16);
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for controls
+        expect(sink.materialized).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('removes well-formed sequences exactly and delivers every OSC payload in order', () => {
+    type Token = { raw: string; text: string; payload?: string };
+    const token: fc.Arbitrary<Token> = fc.oneof(
+      printable.map((s) => ({ raw: s, text: s })),
+      fc.constantFrom('\n', '\r\n').map((raw) => ({ raw, text: '\n' })),
+      csi.map((raw) => ({ raw, text: '' })),
+      stringSequence.map((raw) => ({ raw, text: '' })),
+      shortEscape.map((raw) => ({ raw, text: '' })),
+      osc.map((o) => ({ raw: o.raw, text: '', payload: o.payload })),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(token, { maxLength: 30, size: 'max' }),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        (tokens, positions) => {
+          const input = tokens.map((t) => t.raw).join('');
+          const sink = run(splitAt(input, positions), 4096);
+          expect(sink.materialized).toBe(tokens.map((t) => t.text).join(''));
+          expect(sink.oscs.map((o) => o.payload)).toEqual(
+            tokens.filter((t) => t.payload !== undefined).map((t) => t.payload),
+          );
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+});
+
+describe('OutputSanitizer examples', () => {
+  it('keeps only the final content of a 1000-step carriage-return progress loop', () => {
+    let input = '';
+    for (let i = 1; i <= 1000; i++) input += `\rprogress ${i}/1000 \x1b[32m${'#'.repeat(i % 40)}\x1b[0m`;
+    input += '\r\ndone\r\n';
+    const sink = run(splitAt(input, [7, 500, 501, 9000, 20_000]));
+    expect(sink.lines).toEqual([`progress 1000/1000 ${'#'.repeat(1000 % 40)}`, 'done']);
+    expect(sink.open).toBe('');
+  });
+
+  it('folds CR rewrites: the text after a lone CR replaces the line', () => {
+    expect(run(['abc\rX']).materialized).toBe('X');
+    expect(run(['abc\r', '\x1b[K', 'X\n']).materialized).toBe('X\n');
+    expect(run(['keep\r\x1b[0m\n']).materialized).toBe('keep\n'); // CR then LF: no rewrite
+  });
+
+  it('turns a CRLF split across pushes, and CR CR LF, into one newline', () => {
+    const sink = run(['one\r', '\ntwo\r', '\r', '\nthree']);
+    expect(sink.lines).toEqual(['one', 'two']);
+    expect(sink.open).toBe('three');
+  });
+
+  it('carries a trailing CR as pending until the next push decides it', () => {
+    const sanitizer = new OutputSanitizer({ maxPendingChars: 8 });
+    const sink = new MaterializingSink();
+    sanitizer.push('line\r', sink);
+    expect(sanitizer.pendingLength).toBe(1);
+    expect(sink.lines).toEqual([]);
+    sanitizer.push('\n', sink);
+    expect(sanitizer.pendingLength).toBe(0);
+    expect(sink.lines).toEqual(['line']);
+  });
+
+  it('delivers an OSC split across pushes once, in order with the text around it', () => {
+    const input = 'out\n\x1b]133;D;0;n0nce;/tmp\x07$ ';
+    for (let cut = 0; cut <= input.length; cut++) {
+      const sink = run([input.slice(0, cut), input.slice(cut)]);
+      expect(sink.oscs).toEqual([{ payload: '133;D;0;n0nce;/tmp', lines: 1, open: '' }]);
+      expect(sink.materialized).toBe('out\n$ ');
+    }
+    expect(run(['\x1b]0;ti', 'tle\x1b', '\\x']).oscs.map((o) => o.payload)).toEqual(['0;title']);
+    expect(run(['\x9d0;c1\x9cx']).oscs.map((o) => o.payload)).toEqual(['0;c1']);
+  });
+
+  it('keeps controls a terminal ignores inside an OSC out of its payload and out of the text', () => {
+    const sink = run(['a\x1b]0;x\x00y\nz\r\x07b']);
+    expect(sink.oscs.map((o) => o.payload)).toEqual(['0;xyz']);
+    expect(sink.materialized).toBe('ab');
+  });
+
+  it('bounds an unterminated OSC followed by 10 MB of text, and shows text after a later BEL', () => {
+    const maxPendingChars = 4096;
+    const sanitizer = new OutputSanitizer({ maxPendingChars });
+    const sink = new MaterializingSink();
+    sanitizer.push('before\n\x1b]0;never terminated ', sink);
+    const block = 'flood of text that belongs to the broken OSC 0123456789\n'.repeat(1170); // ~64 KiB
+    let pushed = 0;
+    while (pushed < 10 * 1024 * 1024) {
+      sanitizer.push(block, sink);
+      pushed += block.length;
+      expect(sanitizer.pendingLength).toBeLessThanOrEqual(maxPendingChars);
+    }
+    expect(sanitizer.pendingLength).toBe(0); // overflowed: nothing is held any more
+    expect(sink.materialized).toBe('before\n');
+    sanitizer.push('tail\x07after the BEL\n', sink);
+    expect(sink.materialized).toBe('before\nafter the BEL\n');
+    expect(sink.oscs).toEqual([]); // the overflowed payload is discarded, never delivered cut short
+  });
+
+  it('delivers an OSC that fits the bound and discards one that does not', () => {
+    // Held while incomplete: ESC, ']' and the payload (the terminator completes it).
+    expect(run(['\x1b]0;123456\x07x'], 10).oscs.map((o) => o.payload)).toEqual(['0;123456']);
+    const sink = run(['\x1b]0;1234567\x07x'], 10);
+    expect(sink.oscs).toEqual([]);
+    expect(sink.materialized).toBe('x');
+  });
+
+  it('discards an over-long CSI through its final byte', () => {
+    const sink = run([`a\x1b[${'1;'.repeat(500)}mb`], 16);
+    expect(sink.materialized).toBe('ab');
+  });
+
+  it('removes CSI colors, cursor controls, charset designations and DCS/APC strings', () => {
+    const input =
+      '\x1b[1;31mred\x1b[0m plain \x1b[?25l\x1b[2K\x1b(Bascii\x1b)0 \x1b7\x1b8' +
+      '\x1bPq#0;2;0;0;0#1~\x1b\\dcs-gone \x1b_Gf=24\x1b\\apc-gone \x9b32mc1-csi\x9b0m';
+    expect(run([input]).materialized).toBe('red plain ascii dcs-gone apc-gone c1-csi');
+  });
+
+  it('drops BEL, BS, NUL, DEL and stray C1 controls; keeps TAB', () => {
+    expect(run(['a\x07b\x08c\x00d\x7fe\x85f\tg']).materialized).toBe('abcdef\tg');
+  });
+
+  it('treats VT and FF as line ends', () => {
+    expect(run(['a\x0bb\x0cc']).lines).toEqual(['a', 'b']);
+  });
+
+  it('cancels a sequence on CAN/SUB and lets ESC interrupt an OSC', () => {
+    expect(run(['\x1b[12\x18x']).materialized).toBe('x');
+    const sink = run(['\x1b]0;title\x1b[31mX']);
+    expect(sink.materialized).toBe('X');
+    expect(sink.oscs).toEqual([]);
+  });
+
+  it('ends a malformed sequence without swallowing the text or line end after it', () => {
+    expect(run(['\x1b[12\nabc']).materialized).toBe('\nabc');
+    expect(run(['\x1b\nabc']).materialized).toBe('\nabc');
+    expect(run(['\x1b[1é']).materialized).toBe('é');
+  });
+
+  it('hands a surrogate pair split across pushes to the sink in one piece', () => {
+    const sanitizer = new OutputSanitizer({ maxPendingChars: 8 });
+    const texts: string[] = [];
+    const sink: SanitizerSink = { text: (s) => texts.push(s), newline() {}, rewriteLine() {}, osc() {} };
+    sanitizer.push('a\uD83D', sink);
+    expect(sanitizer.pendingLength).toBe(1);
+    sanitizer.push('\uDE00b', sink);
+    expect(texts).toEqual(['a', '😀', 'b']);
+  });
+
+  it('emits a plain run with one text() call, not per character', () => {
+    const input = 'x'.repeat(100_000) + '\n'.repeat(1) + 'y'.repeat(100_000);
+    const sink = run([input]);
+    expect(sink.textCalls).toBe(2);
+    expect(sink.lines).toHaveLength(1);
+  });
+
+  it('rejects a bound below one character', () => {
+    expect(() => new OutputSanitizer({ maxPendingChars: 0 })).toThrow(TerminalError);
+    expect(() => new OutputSanitizer({ maxPendingChars: 1.5 })).toThrow(/maxPendingChars/);
+  });
+});
