@@ -1,20 +1,23 @@
-/** How the CLI shows a send result: the model's-eye view (delta, reason, exit code, status, time). */
+/**
+ * How the CLI shows a send result: the model's-eye view. The bracketed lines are the very ones the
+ * `terminal_send` tool renders for a model (src/main/tools/render.ts); the CLI adds the elapsed time.
+ */
 import type { SessionStatus, TerminalSendResult } from '../../shared/types.js';
+import { renderExit, renderSession, renderWait } from '../tools/render.js';
 
 /** One-line summary of a session status. */
 export function formatStatus(status: SessionStatus): string {
-  if (status.kind === 'running') return 'running';
-  return `exited code=${status.exitCode ?? 'none'} signal=${status.signal ?? 'none'}`;
+  return renderSession(status);
 }
 
-/** The output block a model would receive, followed by a metadata line. */
+/** The output block a model would receive, followed by its status lines and the elapsed time. */
 export function formatSendResult(result: TerminalSendResult): string {
-  const meta = [`[wait: ${result.waitReason}]`];
-  if (result.exitCode !== undefined) meta.push(`[exit: ${result.exitCode}]`);
-  meta.push(`[session: ${formatStatus(result.sessionStatus)}]`);
+  const meta = [renderWait(result.waitReason)];
+  if (result.exitCode !== undefined) meta.push(renderExit(result.exitCode));
+  meta.push(renderSession(result.sessionStatus));
   if (result.cwd !== undefined) meta.push(`[cwd: ${result.cwd}]`);
-  if (result.truncated) meta.push('[truncated: older output dropped; page with :read]');
-  meta.push(`${result.elapsedMs.toFixed(1)} ms`);
+  if (result.truncated) meta.push('[truncated: older output dropped; page back with :read]');
+  meta.push(`(${result.elapsedMs.toFixed(1)} ms)`);
   const body = result.viewport === '' ? '(no output)' : result.viewport;
-  return `${body}\n${meta.join(' ')}`;
+  return `${body}\n${meta.join('\n')}`;
 }
