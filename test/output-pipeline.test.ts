@@ -1,0 +1,159 @@
+/**
+ * The output pipeline with real programs (SPEC §4.3, data plane of §2): terminal replies through the
+ * pty, carriage-return folding, bounded escape sequences, UTF-8 decoding, scrollback paging, live
+ * output with flow control.
+ */
+import { describe, expect, it } from 'vitest';
+import { type OutputChunk, testEngine } from './support/engine.js';
+
+const lines = (text: string) => text.split('\n');
+
+describe('terminal replies (zero-scrollback xterm replier)', () => {
+  it('`read -sdR -p $"\\e[6n"` gets a cursor position report through the pty', async () => {
+    const engine = await testEngine();
+    const session = await engine.spawn();
+    const result = await session.startSend({
+      text: `IFS=';' read -sdR -p $'\\e[6n' ROW COL; echo "row=\${ROW#*[} col=$COL"`,
+    }).done;
+    expect(result).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
+    const report = lines(result.viewport).find((line) => line.startsWith('row='));
+    expect(report).toMatch(/^row=\d+ col=1$/);
+  });
+
+  it('a raw-mode python program that sends ESC[6n and waits gets its reply', async () => {
+    const engine = await testEngine();
+    const session = await engine.spawn();
+    const program = [
+      'import os, sys, tty',
+      'tty.setraw(0)',
+      "os.write(1, b'\\x1b[6n')",
+      "buf = b''",
+      "while not buf.endswith(b'R'): buf += os.read(0, 1)",
+      "os.write(1, b'\\r\\nreply=' + buf[1:] + b'\\r\\n')",
+    ].join('\n');
+    const result = await session.startSend({
+      text: `python3 -c "${program.replaceAll('"', '\\"')}"; stty sane`,
+    }).done;
+    expect(result).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
+    expect(result.viewport).toMatch(/reply=\[\d+;\d+R/);
+  });
+});
+
+describe('sanitized, bounded text', () => {
+  it('a progress loop of 1000 \\r updates leaves one line', async () => {
+    const engine = await testEngine();
+    const session = await engine.spawn();
+    const result = await session.startSend({
+      text: `for i in $(seq 1000); do printf '\\rprogress %d' $i; done; echo`,
+    }).done;
+    expect(result.exitCode).toBe(0);
+    expect(lines(result.viewport).slice(1)).toEqual(['progress 1000']);
+    const page = await session.read({ count: 3 });
+    expect(lines(page.text)).toContain('progress 1000');
+    expect(page.text).not.toContain('progress 999');
+  });
+
+  it('an unterminated OSC followed by 10 MB stays bounded; text after a later BEL is visible', async () => {
+    const engine = await testEngine();
+    const session = await engine.spawn();
+    const result = await session.startSend({
+      text: `printf '\\e]0;'; head -c 10000000 /dev/zero | tr '\\0' a; printf '\\a visible-after\\n'`,
+    }).done;
+    expect(result).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
+    expect(result.viewport).toContain(' visible-after');
+    expect(result.viewport).not.toContain('aaaa');
+    const page = await session.read({ count: 10_000 });
+    expect(page.text.length).toBeLessThan(10_000);
+  });
+
+  it('colours and other control sequences are removed; invalid UTF-8 shows U+FFFD', async () => {
+    const engine = await testEngine();
+    const session = await engine.spawn();
+    const colours = await session.startSend({
+      text: `printf '\\e[1;31mred\\e[0m \\e]8;;http://x\\e\\\\link\\e]8;;\\e\\\\\\n'`,
+    }).done;
+    expect(lines(colours.viewport)).toContain('red link');
+    const invalid = await session.startSend({ text: `printf 'bad:\\xff\\xfe:end\\n'` }).done;
+    expect(lines(invalid.viewport)).toContain('bad:\uFFFD\uFFFD:end');
+  });
+
+  it('`seq 1 20000` pages correctly through read()', async () => {
+    const engine = await testEngine({ scrollbackLines: 30_000 });
+    const session = await engine.spawn();
+    await session.startSend({ text: 'clear; seq 1 20000' }).done;
+    // The newest line is the prompt; the output ends one line before it.
+    const tail = await session.read({ offset: 1, count: 3 });
+    expect(lines(tail.text)).toEqual(['19998', '19999', '20000']);
+    expect(tail.lineEnd).toBe(tail.totalLines - 1);
+    const middle = await session.read({ offset: 10_001, count: 5 });
+    expect(lines(middle.text)).toEqual(['9996', '9997', '9998', '9999', '10000']);
+    const capped = await session.read({ offset: 1, count: 20_000 });
+    expect(capped.lineEnd - capped.lineBegin).toBe(20_000);
+    expect(lines(capped.text)[0]).toBe('1');
+  });
+
+  it('the scrollback keeps only the newest scrollbackLines lines', async () => {
+    const engine = await testEngine({ scrollbackLines: 1_000 });
+    const session = await engine.spawn();
+    await session.startSend({ text: 'seq 1 5000' }).done;
+    const all = await session.read({ count: 5_000 });
+    expect(all.totalLines).toBe(1_000);
+    expect(lines(all.text).at(-2)).toBe('5000');
+    expect(lines(all.text)[0]).toBe(String(5000 - 998));
+  });
+
+  it('the send viewport is bounded by maxReadBytes and says it was truncated', async () => {
+    const engine = await testEngine({ maxReadBytes: 4096, scrollbackMaxBytes: 65_536 });
+    const session = await engine.spawn();
+    const result = await session.startSend({ text: 'seq 1 5000' }).done;
+    expect(result.truncated).toBe(true);
+    expect(Buffer.byteLength(result.viewport)).toBeLessThanOrEqual(4096);
+    expect(lines(result.viewport).at(-1)).toBe('5000');
+  });
+});
+
+describe('live output (data plane)', () => {
+  it('delivers batched output to a subscriber, and nothing after dispose', async () => {
+    const engine = await testEngine();
+    const session = await engine.spawn();
+    const chunks: OutputChunk[] = [];
+    const sub = session.onOutput((chunk) => chunks.push(chunk));
+    await session.startSend({ text: 'seq 1 3000' }).done;
+    // Batches flush within a few ms of the output.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const text = chunks.map((c) => c.text).join('');
+    expect(text).toContain('\n2999\n3000\n');
+    expect(chunks.length).toBeLessThan(3000 / 10); // batched, not one message per line
+    sub.dispose();
+    const before = chunks.length;
+    await session.startSend({ text: 'echo after-dispose' }).done;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(chunks.length).toBe(before);
+  });
+
+  it('a subscriber that lags makes the engine drop (and count) output instead of buffering it', async () => {
+    const engine = await testEngine();
+    const session = await engine.spawn();
+    let delivered = 0;
+    let dropped = 0;
+    const sub = session.onOutput((chunk) => {
+      delivered += chunk.text.length;
+      dropped += chunk.dropped;
+      // A slow subscriber: it blocks the host for a while on every batch, so acknowledgements lag.
+      const until = Date.now() + 20;
+      while (Date.now() < until) {
+        /* busy */
+      }
+    });
+    const result = await session.startSend({
+      text: 'head -c 30000000 /dev/zero | tr "\\0" "x" | fold -w 100',
+    }).done;
+    expect(result).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    sub.dispose();
+    expect(dropped).toBeGreaterThan(0);
+    expect(delivered).toBeLessThan(30_000_000);
+    // Everything is still accounted for: what was delivered plus what was reported dropped.
+    expect(delivered + dropped).toBeGreaterThan(25_000_000);
+  });
+});
