@@ -55,6 +55,17 @@ describe('engine: shutdown', () => {
     for (const session of sessions) expect(isAlive(session.pid)).toBe(false);
   });
 
+  it('a session whose close failed is still closed by engine.close(), without aborting the host', async () => {
+    const engine = await testEngine({ faultInjection: { failTeardowns: 1 }, disposeGraceMs: 100 });
+    const session = await engine.spawn();
+    await session.startSend({ text: 'sleep 1000 &' }).done;
+    await expect(session.close()).rejects.toMatchObject({ code: 'CLEANUP_FAILED' });
+    expect(isAlive(session.pid)).toBe(true); // the failed close left it running: nothing was cached
+    await engine.close();
+    expect(isAlive(session.pid)).toBe(false);
+    expect(engine.sessions()).toHaveLength(0);
+  });
+
   it('32 sessions open and close concurrently', async () => {
     const engine = await testEngine({ threads: 2 });
     const sessions = await Promise.all(Array.from({ length: 32 }, () => engine.spawn()));

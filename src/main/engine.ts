@@ -34,6 +34,9 @@ const THREAD_IDLE_TIMEOUT_MS = 60_000;
 /** Tasks per thread: each session is one long-lived task, so this bounds sessions per thread. */
 const SESSIONS_PER_THREAD = 4096;
 
+/** Extra time, beyond the teardown grace, for a last close attempt of a session whose close failed. */
+const FINAL_CLOSE_MARGIN_MS = 5_000;
+
 const WORKER_FILE = new URL('../worker/engine-worker.js', import.meta.url).href;
 
 /** Creates an engine. Rejects with INVALID_CONFIG naming the field when the configuration is invalid. */
@@ -57,6 +60,12 @@ class Engine implements PtyEngine, EngineInternals {
   private readonly guard = new HostExitGuard();
   private readonly live = new Map<string, RemoteSession>();
   private readonly pending = new Set<Promise<unknown>>();
+  /**
+   * Every session task still running in a thread, published or not, with how to close it again. A
+   * thread must never be terminated while a pty child of it is alive or dying (node-pty's exit callback
+   * would abort the whole process, SPEC §2), so `close()` finishes every one of these first.
+   */
+  private readonly tasks = new Map<string, () => Promise<unknown>>();
   /** node-pty's Linux spawn uses the non-reentrant ptsname(): launches never overlap across threads. */
   private readonly launchLock = new SerialLock();
   private nextId = 1;
@@ -165,11 +174,19 @@ class Engine implements PtyEngine, EngineInternals {
       control.port1.close();
       data.port1.close();
     };
+    const closeUnpublished = async () => {
+      await call(() => remote.close('engine closed'));
+      await raceDeath(task, death).catch(() => undefined);
+      dropPorts();
+    };
+    const forgetTask = () => this.tasks.delete(id);
+    task.then(forgetTask, forgetTask);
 
     let launched = false;
     try {
       const info = await this.launchLock.run(() => call(() => remote.launch()));
       launched = true;
+      this.tasks.set(id, closeUnpublished);
       this.guard.register(id, info.identity);
       const { motd } = await withAbort(
         call(() => remote.awaitStartup()),
@@ -192,6 +209,7 @@ class Engine implements PtyEngine, EngineInternals {
         },
       });
       this.live.set(id, session);
+      if (this.tasks.has(id)) this.tasks.set(id, () => session.close('engine closed'));
       return session;
     } catch (error) {
       // The unpublished shell is closed; the caller gets its own abort reason (or the startup error).
@@ -202,8 +220,8 @@ class Engine implements PtyEngine, EngineInternals {
           await raceDeath(task, death).catch(() => undefined);
           this.guard.unregister(id);
         } catch (cleanupError) {
+          // The guard kills what teardown could not; engine.close() lets the thread observe it.
           this.guard.killSession(id);
-          dropPorts();
           throw new TerminalBackendCleanupError(
             `closing the unpublished shell of ${id} failed after: ${describe(failure)}`,
             failure,
@@ -227,8 +245,14 @@ class Engine implements PtyEngine, EngineInternals {
       [...this.live.values()].map((session) => session.close('engine closed')),
     );
     for (const result of results) if (result.status === 'rejected') failures.push(result.reason);
-    // Whatever could not be verified gone is killed by the guard before the threads are released:
-    // terminating a thread whose pty child ignores SIGHUP would otherwise hang.
+    // Tasks still running (a close failed, or an unpublished shell's cleanup failed): kill their
+    // processes from here, then let their own thread observe the deaths and finish its task.
+    const unfinished = [...this.tasks.entries()];
+    for (const [id] of unfinished) this.guard.killSession(id);
+    const bound = this.config.disposeGraceMs + FINAL_CLOSE_MARGIN_MS;
+    await Promise.allSettled(unfinished.map(([, close]) => withTimeout(close(), bound)));
+    // Whatever is still registered is killed before the threads are released: terminating a thread
+    // whose pty child ignores SIGHUP would otherwise hang.
     this.guard.killAll();
     await this.pool.destroy();
     this.guard.dispose();
@@ -240,12 +264,22 @@ class Engine implements PtyEngine, EngineInternals {
 /** Resolves like `call`, or rejects with the signal's exact reason once it aborts. */
 function withAbort<T>(call: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (signal === undefined) return call;
+  call.catch(() => undefined); // once abandoned after an abort, its later failure is expected
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
     call.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
+}
+
+/** Resolves like `work`, or resolves undefined after `ms` (a bounded wait that never rejects on time). */
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
 function assertDirectory(cwd: string): void {
