@@ -65,9 +65,19 @@ export interface SendOptions {
   text: string;
   /** Append `\r`. */
   submit: boolean;
-  /** Startup publication rules (SPEC §4.1): zero-output silence never settles, bash needs its prompt. */
-  startup?: 'bash' | 'pwsh';
+  /** Startup phase (SPEC §4.1, §8); absent for a caller's send. */
+  startup?: StartupPhase;
+  /** Absolute deadline (`performance.now()` ms) shared by several phases; default start + timeoutMs. */
+  deadlineAt?: number;
 }
+
+/**
+ * What may publish a shell during startup. Zero-output silence never does.
+ * - `bash`: nothing is written; the shell's own verified prompt (or output followed by silence).
+ * - `pwsh-wait`: nothing is written; only a proven stdin wait (echoed text can never publish pwsh).
+ * - `pwsh-setup`: the prompt setup is written; only the verified prompt marker it installs.
+ */
+export type StartupPhase = 'bash' | 'pwsh-wait' | 'pwsh-setup';
 
 /** States of a send. */
 type SendState =
@@ -132,7 +142,11 @@ export class SendOperation {
     });
     // A transport failure rejects `done`; the session observes it, so it is never unhandled.
     this.done.catch(() => undefined);
-    this.deadlineTimer = setTimeout(() => this.settle('timeout'), env.config.timeoutMs);
+    const deadlineAt = options.deadlineAt ?? this.startedAt + env.config.timeoutMs;
+    this.deadlineTimer = setTimeout(
+      () => this.settle('timeout'),
+      Math.max(0, deadlineAt - performance.now()),
+    );
     this.quiesced = this.done.then(
       () => this.settledSideEffects(),
       () => this.settledSideEffects(),
@@ -146,8 +160,8 @@ export class SendOperation {
 
   /** Begins the send: drains terminal replies, marks the write boundary, writes. */
   async start(): Promise<void> {
-    if (this.options.startup !== undefined) {
-      // Startup writes nothing: collect from the very first byte the shell prints.
+    if (this.options.startup === 'bash' || this.options.startup === 'pwsh-wait') {
+      // These phases write nothing: collect from the very first byte the shell prints.
       this.beginWaiting();
       return;
     }
@@ -313,6 +327,7 @@ export class SendOperation {
   private onSilence(): void {
     if (this.state.kind !== 'waiting') return;
     if (this.options.startup !== undefined && !this.hadOutput) return; // zero-output silence never publishes
+    if (this.options.startup === 'pwsh-wait' || this.options.startup === 'pwsh-setup') return; // proof only
     if (this.tracker.candidate !== undefined && !this.graceUsed) {
       // Rule 2: bash may print its marker before the kernel shows it back in the foreground; keep the
       // candidate for `handoffGraceMs` past the silence bound so the handoff can still win.
@@ -361,7 +376,10 @@ export class SendOperation {
       leftWait: this.leftWait,
     });
     const proven =
-      verdict.kind === 'prompt' || (verdict.kind === 'stdin_wait' && this.options.startup !== 'bash');
+      (verdict.kind === 'prompt' && this.options.startup !== 'pwsh-wait') ||
+      (verdict.kind === 'stdin_wait' &&
+        this.options.startup !== 'bash' &&
+        this.options.startup !== 'pwsh-setup');
     if (proven) {
       // A prompt settles at once; a stdin wait (and a prompt after a large write) is confirmed after a
       // short quiet: same thread, same group, still blocked, did not run, no new output.

@@ -28,6 +28,7 @@ import { identityOf, readProcStat } from './proc-probe.js';
 import { bashMarkerVariables, createNonce } from './prompt-marker.js';
 import type { PromptCandidate } from './prompt-tracker.js';
 import { PtyInputWriter, type WriteOutcome } from './pty-input-writer.js';
+import { BASH_MARKER_VARIABLES, PWSH_VARIABLES, pwshSetupScript } from './pwsh-prompt.js';
 import type { ShellIdentity } from './readiness.js';
 import { OutputSanitizer, type SanitizerSink } from './sanitizer.js';
 import { SendOperation } from './send-operation.js';
@@ -64,6 +65,7 @@ export class SessionCore {
   private ttyRdev = -1;
   private shellIdentity: ShellIdentity | undefined;
   private startup: SendOperation | undefined;
+  private startupDeadline = 0;
   private active: { id: number; op: SendOperation } | undefined;
   private readonly settledSends = new Map<number, SendOperation>();
   private exitStatus: SessionStatus = { kind: 'running' };
@@ -118,8 +120,9 @@ export class SessionCore {
     const env = buildShellEnvironment(
       process.env,
       spec.env,
-      spec.dialect === 'bash' ? bashMarkerVariables(this.nonce) : { NO_COLOR: '1' },
+      spec.dialect === 'bash' ? bashMarkerVariables(this.nonce) : PWSH_VARIABLES,
     );
+    if (spec.dialect === 'pwsh') for (const name of BASH_MARKER_VARIABLES) delete env[name];
     let term: pty.IPty;
     try {
       term = pty.spawn(file, args, { name: 'dumb', cols: spec.cols, rows: spec.rows, cwd: spec.cwd, env });
@@ -145,10 +148,13 @@ export class SessionCore {
         if (this.exitStatus.kind === 'running') this.term?.write(data);
       },
     });
+    // One deadline covers the whole startup, however many phases the dialect needs (SPEC §8).
+    this.startupDeadline = performance.now() + spec.config.timeoutMs;
     this.startup = new SendOperation(this.sendEnvironment(), {
       text: '',
       submit: false,
-      startup: spec.dialect,
+      startup: spec.dialect === 'bash' ? 'bash' : 'pwsh-wait',
+      deadlineAt: this.startupDeadline,
     });
     void this.startup.start();
     term.onData((chunk) => this.onData(chunk));
@@ -159,12 +165,31 @@ export class SessionCore {
     return { identity: this.root, ttyPath: extras.ptsName, threadId };
   }
 
-  /** Resolves with the MOTD once the shell is ready; rejects on timeout or early exit. */
+  /**
+   * Resolves with the MOTD once the shell is ready; rejects on timeout or early exit. bash is ready at
+   * its verified prompt. pwsh is first proven waiting for input (so echoed text can never publish it),
+   * then its prompt function is typed and the shell is ready at the verified marker that prints.
+   */
   async awaitStartup(): Promise<{ motd: string }> {
-    const op = this.startup;
-    if (op === undefined) throw new TerminalError('INTERNAL', 'awaitStartup before launch');
-    const result = await op.done;
+    const first = this.startup;
+    if (first === undefined) throw new TerminalError('INTERNAL', 'awaitStartup before launch');
+    const ready = this.checkStartup(await first.done);
+    if (this.spec.dialect === 'pwsh') {
+      const setup = new SendOperation(this.sendEnvironment(), {
+        text: pwshSetupScript(this.nonce),
+        submit: true,
+        startup: 'pwsh-setup',
+        deadlineAt: this.startupDeadline,
+      });
+      this.startup = setup;
+      void setup.start();
+      this.checkStartup(await setup.done);
+    }
     this.startup = undefined;
+    return { motd: ready.viewport };
+  }
+
+  private checkStartup(result: TerminalSendResult): TerminalSendResult {
     if (result.waitReason === 'timeout') {
       throw new TerminalError(
         'SPAWN_TIMEOUT',
@@ -179,7 +204,7 @@ export class SessionCore {
         `shell exited during startup${detail}: ${result.viewport.slice(-500)}`,
       );
     }
-    return { motd: result.viewport };
+    return result;
   }
 
   /** Starts send `id`. Throws SEND_ACTIVE while another send holds the slot. */
@@ -369,6 +394,9 @@ export class SessionCore {
       sample: (): ForegroundSample | undefined => {
         const root = this.root;
         if (root === undefined || this.exitStatus.kind === 'exited') return undefined;
+        // A program waiting for our reply to its terminal query (PSReadLine's cursor-position request)
+        // is blocked on stdin, but not for the user: sample only while no reply is pending.
+        if (this.replier?.busy) return undefined;
         return sampleForeground(root.pid, this.shellIdentity?.pid ?? root.pid, this.ttyRdev);
       },
       shell: (candidate?: PromptCandidate) => this.resolveShell(candidate),
