@@ -1,0 +1,102 @@
+/**
+ * The inline baseline: the engine's own session core (pty, replier, sanitizer, scrollback, readiness)
+ * running on the host thread instead of an engine thread. Same code, same configuration — the only
+ * difference to the engine is where it runs, which is what the event-loop comparison is about.
+ */
+import { performance } from 'node:perf_hooks';
+import { resolveEngineConfig } from '../../dist/shared/config.js';
+import { SessionCore } from '../../dist/worker/session.js';
+
+/** The engine's default bash argv (SPEC §3). */
+const BASH_ARGV = ['/bin/bash', '--noprofile', '--norc', '-i'];
+
+/**
+ * A stand-in for the engine thread's live-output publisher that only timestamps: the session core
+ * calls it synchronously for every piece of sanitized output, so `lastOutputAt` is exact (no batching,
+ * no thread hop).
+ */
+export class OutputClock {
+  constructor() {
+    this.lastOutputAt = 0;
+    this.chars = 0;
+  }
+  text(s) {
+    this.chars += s.length;
+    this.lastOutputAt = performance.now();
+  }
+  newline() {
+    this.chars++;
+    this.lastOutputAt = performance.now();
+  }
+  rewriteLine() {
+    this.lastOutputAt = performance.now();
+  }
+  setEnabled() {}
+  dispose() {}
+}
+
+let nextInlineId = 1;
+
+/** A session core on this thread. */
+export class InlineSession {
+  /** Launches bash and resolves once its startup settled. `config` overrides engine defaults. */
+  static async start(config = {}, clock = undefined) {
+    const resolved = resolveEngineConfig(config);
+    const spec = {
+      id: `inline${nextInlineId++}`,
+      argv: BASH_ARGV,
+      cwd: process.cwd(),
+      env: undefined,
+      dialect: 'bash',
+      rows: resolved.rows,
+      cols: resolved.cols,
+      config: resolved,
+    };
+    const core = new SessionCore(spec, clock);
+    const info = core.launch();
+    await core.awaitStartup();
+    return new InlineSession(core, info.identity.pid);
+  }
+
+  constructor(core, pid) {
+    this.core = core;
+    this.pid = pid;
+    this.nextSendId = 1;
+  }
+
+  /**
+   * Starts a send; `{ done, cancel }` like the engine's SendOperation. Await `slotFree()` after the
+   * previous send's `done` first.
+   */
+  startSend(text, submit = true) {
+    const id = this.nextSendId++;
+    this.core.startSend(id, text, submit);
+    return { done: this.core.awaitSend(id), cancel: () => this.core.cancelSend(id) };
+  }
+
+  /**
+   * Resolves once the previous send released the slot. The core releases it a few microtasks after
+   * `done` (once no write or signal of that send can still happen); through the engine the thread hop
+   * hides this, inline a send started in the same tick as the previous `done` gets SEND_ACTIVE.
+   */
+  slotFree() {
+    return new Promise((resolve) => setImmediate(resolve));
+  }
+
+  /**
+   * Sends and resolves `{ result, ms, settledAt }`: the send→settle time and the `performance.now()` at
+   * which `done` resolved. The slot is free once this resolves.
+   */
+  async send(text) {
+    const started = performance.now();
+    const result = await this.startSend(text).done;
+    const settledAt = performance.now();
+    await this.slotFree();
+    return { result, ms: settledAt - started, settledAt };
+  }
+
+  /** Tears the session down. */
+  close() {
+    return this.core.close('bench done');
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The raw baseline: node-pty driven directly on the host thread, with no sanitizer, no replier, no
+ * scrollback and no readiness logic — a consumer that only looks for its prompt at the end of the data.
+ */
+import { performance } from 'node:perf_hooks';
+import * as pty from 'node-pty';
+
+/** A prompt no benchmark output contains, so seeing it at the end of the data means "back at the prompt". */
+export const RAW_PROMPT = '[raw-ready]$ ';
+/** Characters of trailing output kept for prompt/pattern matching (enough for any prompt we wait for). */
+const TAIL_CHARS = 512;
+/** Same terminal size as the engine's defaults (SPEC §3). */
+const COLS = 160;
+const ROWS = 40;
+
+/** An interactive bash on node-pty, on this thread. */
+export class RawShell {
+  /** Starts bash and resolves once its first prompt arrived. */
+  static async start() {
+    const shell = new RawShell();
+    shell.mark();
+    await shell.waitForPrompt();
+    return shell;
+  }
+
+  constructor() {
+    this.term = pty.spawn('/bin/bash', ['--noprofile', '--norc', '-i'], {
+      name: 'dumb',
+      cols: COLS,
+      rows: ROWS,
+      cwd: process.cwd(),
+      env: { ...process.env, TERM: 'dumb', PS1: RAW_PROMPT, PROMPT_COMMAND: '' },
+    });
+    this.pid = this.term.pid;
+    this.tail = '';
+    this.chars = 0;
+    this.since = performance.now();
+    this.waiter = undefined;
+    this.exited = new Promise((resolve) => this.term.onExit(resolve));
+    this.term.onData((data) => {
+      this.chars += data.length;
+      this.tail = (this.tail + data).slice(-TAIL_CHARS);
+      if (this.waiter?.test(this.tail)) {
+        const { resolve } = this.waiter;
+        this.waiter = undefined;
+        resolve(performance.now() - this.since);
+      }
+    });
+  }
+
+  /** Starts a new measurement: forgets earlier output and restarts the clock. */
+  mark() {
+    this.tail = '';
+    this.chars = 0;
+    this.since = performance.now();
+  }
+
+  /** Types `text` + Enter, starting a new measurement at the write. */
+  type(text) {
+    this.mark();
+    this.term.write(`${text}\r`);
+  }
+
+  /** Resolves with ms since the last `mark()`/`type()` once `test(tail)` holds for the output's tail. */
+  waitFor(test) {
+    if (test(this.tail)) return Promise.resolve(performance.now() - this.since);
+    return new Promise((resolve) => {
+      this.waiter = { test, resolve };
+    });
+  }
+
+  /** Resolves (ms) once output ends with the shell's prompt. */
+  waitForPrompt() {
+    return this.waitFor((tail) => tail.endsWith(RAW_PROMPT));
+  }
+
+  /** Runs `command` and resolves `{ ms, chars }` once its output is followed by the prompt. */
+  async run(command) {
+    this.type(command);
+    const ms = await this.waitForPrompt();
+    return { ms, chars: this.chars };
+  }
+
+  /** Kills bash (this baseline needs no graceful teardown) and waits for its exit. */
+  async close() {
+    this.term.kill('SIGKILL');
+    await this.exited;
+  }
+}
