@@ -172,6 +172,7 @@ describe('SendOperation races', () => {
     await op.start();
     op.osc(marker(7));
     op.text('$ ');
+    op.endOfChunk();
     // Past the silence bound (150 ms) the candidate is kept for handoffGraceMs (200 ms) …
     await new Promise((resolve) => setTimeout(resolve, 220));
     expect(op.settled).toBe(false);
@@ -189,6 +190,7 @@ describe('SendOperation races', () => {
     await op.start();
     op.osc(marker(0));
     op.text('$ ');
+    op.endOfChunk();
     const result = await op.done;
     expect(result.waitReason).toBe('inferred_idle');
     expect(result.exitCode).toBeUndefined(); // not proven: no marker status reported
@@ -201,10 +203,12 @@ describe('SendOperation races', () => {
     ops.push(op);
     await op.start(); // the baseline is taken here: thread 200 already waiting with 10 switches
     op.text('1+1');
+    op.endOfChunk();
     await new Promise((resolve) => setTimeout(resolve, 60));
     expect(op.settled).toBe(false);
     current = sample(200, [thread(200, 'waiting', 12)]);
     op.newline();
+    op.endOfChunk();
     expect((await op.done).waitReason).toBe('stdin_read');
   });
 
@@ -223,6 +227,7 @@ describe('SendOperation races', () => {
     // An old prompt (marker + PS1) arrives while replies drain, before the write: it must not count.
     op.osc(marker(0));
     op.text('$ ');
+    op.endOfChunk();
     release();
     await started;
     await new Promise((resolve) => setTimeout(resolve, 60));

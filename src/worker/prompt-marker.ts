@@ -32,16 +32,18 @@ export function createNonce(): string {
 }
 
 /**
- * Environment variables that make bash print the marker before every prompt. PROMPT_COMMAND re-asserts
- * PS1 each time, so a command that changes PS1 cannot degrade later sends to silence readiness.
+ * Environment variables that make bash print the marker with every prompt. The marker is part of PS1
+ * itself (inside `\[ \]`, so readline counts it as zero-width): bash prints job notices ("[1]+ Done")
+ * after PROMPT_COMMAND but before PS1, so a marker printed by PROMPT_COMMAND could be separated from
+ * its prompt. PROMPT_COMMAND only saves `$?` — it must be read first, it is the status of the user's
+ * command only until the next command runs — and re-asserts PS1 each time, so a command that changes
+ * PS1 cannot degrade later sends to silence readiness. PS1's `${...}` are expanded when the prompt is
+ * shown (bash's `promptvars`, on by default).
  */
 export function bashMarkerVariables(nonce: string): Record<string, string> {
-  // `$?` must be read first: it is the status of the user's command only until the next command runs.
-  const promptCommand =
-    `__agent_pty_status=$?; PS1=${shellQuote(CONTROLLED_PS1)}; ` +
-    `printf '\\033]${MARKER_PREFIX}%s;${nonce};%s;%s\\007' "$__agent_pty_status" "$$" "$PWD"; ` +
-    'unset __agent_pty_status';
-  return { PS1: CONTROLLED_PS1, PROMPT_COMMAND: promptCommand };
+  const markerPs1 = `\\[\\e]${MARKER_PREFIX}\${__agent_pty_status:-0};${nonce};$$;\${PWD}\\a\\]${CONTROLLED_PS1}`;
+  const promptCommand = `__agent_pty_status=$?; PS1=${shellQuote(markerPs1)}`;
+  return { PS1: markerPs1, PROMPT_COMMAND: promptCommand };
 }
 
 /** Parses an OSC payload; returns the marker only when it carries `nonce`. */

@@ -28,6 +28,9 @@ const PROBE_BACKOFF_MS = [1, 2, 4, 8, 16, 32];
  *  buffer, and this lets it reach the output slice before the send settles. */
 const STDIN_CONFIRM_MS = 3;
 
+/** Quiet time after output before a probe looks: while output flows, nobody is blocked on input. */
+const QUIET_PROBE_MS = 1;
+
 /**
  * Input that may still be pending in the kernel when the shell shows its prompt: more than the line
  * discipline holds (4 KiB, refilled asynchronously by a kernel worker), text with several lines, input
@@ -115,6 +118,9 @@ export class SendOperation {
   private graceUsed = false;
   private cancelRequested = false;
   private interruptsSent = 0;
+  private outputPending = false;
+  private lastOutputAt = 0;
+  private probeDueAt = Number.POSITIVE_INFINITY;
   private readinessStopped = false;
   private inputMayBePending: boolean;
   private confirm: PendingConfirm | undefined;
@@ -212,7 +218,7 @@ export class SendOperation {
     if (!this.collecting()) return;
     this.output.text(s);
     this.tracker.text(s);
-    this.noteOutput();
+    this.outputPending = true;
   }
 
   /** End of line. */
@@ -220,7 +226,7 @@ export class SendOperation {
     if (!this.collecting()) return;
     this.output.newline();
     this.tracker.newline();
-    this.noteOutput();
+    this.outputPending = true;
   }
 
   /** Carriage-return rewrite of the current line. */
@@ -228,13 +234,33 @@ export class SendOperation {
     if (!this.collecting()) return;
     this.output.rewriteLine();
     this.tracker.rewriteLine();
-    this.noteOutput();
+    this.outputPending = true;
   }
 
   /** An OSC payload (maybe our marker). */
   osc(payload: string): void {
     if (!this.collecting()) return;
-    if (this.tracker.osc(payload)) this.noteOutput();
+    if (this.tracker.osc(payload)) this.outputPending = true;
+  }
+
+  /**
+   * The end of one pty data chunk. Readiness bookkeeping runs here once per chunk, never per line: a
+   * flood delivers thousands of lines per chunk, and re-arming timers for each would dominate its cost.
+   */
+  endOfChunk(): void {
+    if (!this.outputPending) return;
+    this.outputPending = false;
+    this.hadOutput = true;
+    this.outputSeq++;
+    this.lastOutputAt = performance.now();
+    if (this.state.kind !== 'waiting') return;
+    this.probeStep = 0;
+    if (this.tracker.candidate !== undefined) {
+      this.probe(); // a prompt settles the moment it is proven: no quiet period in between
+      return;
+    }
+    // Probe shortly after the output stops; a probe already due that soon stays as it is.
+    if (this.probeDueAt > this.lastOutputAt + QUIET_PROBE_MS) this.scheduleProbe(QUIET_PROBE_MS);
   }
 
   /** Output since the previous call. */
@@ -269,13 +295,16 @@ export class SendOperation {
   }
 
   /**
-   * The session is closing: stop all readiness work (no probe, no silence, no deadline), so teardown
-   * killing the foreground job cannot make the send settle as anything but `session_exit`.
+   * The session is closing: stop readiness work (no probe, no silence), so teardown killing the
+   * foreground job cannot make the send settle as a prompt or as silence.
    */
   stopReadiness(): void {
     if (this.settled) return;
     this.readinessStopped = true;
-    this.clearTimers();
+    // The absolute deadline stays armed: if teardown fails, the send still settles within timeoutMs.
+    clearTimeout(this.silenceTimer);
+    clearTimeout(this.probeTimer);
+    this.silenceTimer = this.probeTimer = undefined;
   }
 
   /** The shell exited or the session closed: settle `session_exit`. */
@@ -305,19 +334,6 @@ export class SendOperation {
     this.scheduleProbe(this.hadOutput ? 0 : this.env.config.exactProbeAfterMs);
   }
 
-  private noteOutput(): void {
-    this.hadOutput = true;
-    this.outputSeq++;
-    if (this.state.kind !== 'waiting') return;
-    this.armSilence();
-    this.probeStep = 0;
-    if (this.tracker.candidate !== undefined) {
-      this.probe(); // a prompt settles the moment it is proven: no quiet period in between
-      return;
-    }
-    this.scheduleProbe(PROBE_BACKOFF_MS[0]!);
-  }
-
   private armSilence(): void {
     clearTimeout(this.silenceTimer);
     this.graceUsed = false;
@@ -326,6 +342,12 @@ export class SendOperation {
 
   private onSilence(): void {
     if (this.state.kind !== 'waiting') return;
+    // Output does not re-arm this timer (that would cost a timer per chunk): catch up here instead.
+    const quietFor = performance.now() - this.lastOutputAt;
+    if (!this.graceUsed && quietFor < this.env.config.idleSilenceMs) {
+      this.silenceTimer = setTimeout(() => this.onSilence(), this.env.config.idleSilenceMs - quietFor);
+      return;
+    }
     if (this.options.startup !== undefined && !this.hadOutput) return; // zero-output silence never publishes
     if (this.options.startup === 'pwsh-wait' || this.options.startup === 'pwsh-setup') return; // proof only
     if (this.tracker.candidate !== undefined && !this.graceUsed) {
@@ -335,11 +357,18 @@ export class SendOperation {
       this.silenceTimer = setTimeout(() => this.onSilence(), this.env.config.handoffGraceMs);
       return;
     }
+    if (this.graceUsed && this.tracker.candidate === undefined && quietFor < this.env.config.idleSilenceMs) {
+      // Output during the grace voided the candidate: back to the ordinary silence bound.
+      this.graceUsed = false;
+      this.silenceTimer = setTimeout(() => this.onSilence(), this.env.config.idleSilenceMs - quietFor);
+      return;
+    }
     this.settle('inferred_idle');
   }
 
   private scheduleProbe(delayMs: number): void {
     clearTimeout(this.probeTimer);
+    this.probeDueAt = performance.now() + delayMs;
     this.probeTimer = setTimeout(() => this.probe(), delayMs);
   }
 
@@ -352,7 +381,14 @@ export class SendOperation {
   private probe(): void {
     clearTimeout(this.probeTimer);
     this.probeTimer = undefined;
+    this.probeDueAt = Number.POSITIVE_INFINITY;
     if (this.state.kind !== 'waiting') return;
+    const sinceOutput = performance.now() - this.lastOutputAt;
+    if (sinceOutput < QUIET_PROBE_MS && this.tracker.candidate === undefined) {
+      // Output is still flowing: nobody is blocked on input yet. Look again once it pauses.
+      this.scheduleProbe(QUIET_PROBE_MS - sinceOutput);
+      return;
+    }
     const candidate = this.tracker.candidate;
     const sample = this.env.sample();
     const shell = this.env.shell(candidate);

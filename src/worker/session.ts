@@ -343,6 +343,7 @@ export class SessionCore {
   private onData(chunk: string): void {
     this.replier?.feed(chunk);
     this.sanitizer.push(chunk, this.sink);
+    (this.active?.op ?? this.startup)?.endOfChunk();
   }
 
   private onExit(exitCode: number, signal: number | undefined): void {
