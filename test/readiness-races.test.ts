@@ -5,6 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveEngineConfig } from '../src/shared/config.js';
+import { LineRing } from '../src/worker/line-ring.js';
+import { OutputWindow } from '../src/worker/output-window.js';
 import { baselineOf, judgeReadiness, type ShellIdentity } from '../src/worker/readiness.js';
 import { type SendEnvironment, SendOperation } from '../src/worker/send-operation.js';
 import type { ForegroundSample, ThreadWait } from '../src/worker/stdin-wait.js';
@@ -46,6 +48,7 @@ function fakeEnvironment(
     writeInput: async () => 'written',
     interrupt: () => SHELL.pgrp,
     status: () => ({ kind: 'running' }),
+    output: new OutputWindow(new LineRing({ maxLines: 1_000, maxBytes: 65_536 })),
     ...overrides,
   };
   return env;

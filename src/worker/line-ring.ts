@@ -117,6 +117,11 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
     return this.dropped;
   }
 
+  /** The open (last, unterminated) line as it is now. */
+  openLine(): string {
+    return this.open.text();
+  }
+
   /** Monotonic sequence number of the open line (every completed line increments it). */
   get headSeq(): number {
     return this.firstSeq + this.count;

@@ -6,7 +6,7 @@
 import type { EngineConfig } from '../shared/config.js';
 import { TerminalError } from '../shared/errors.js';
 import type { SendOutputDelta, SessionStatus, TerminalSendResult, WaitReason } from '../shared/types.js';
-import { LineRing } from './line-ring.js';
+import type { OutputMark, OutputWindow } from './output-window.js';
 import { CONTROLLED_PS1 } from './prompt-marker.js';
 import { type PromptCandidate, PromptTracker } from './prompt-tracker.js';
 import type { WriteOutcome } from './pty-input-writer.js';
@@ -60,6 +60,8 @@ export interface SendEnvironment {
   interrupt(): number;
   /** Current shell status. */
   status(): SessionStatus;
+  /** The session's output, read from marks (the send's viewport and deltas). */
+  readonly output: OutputWindow;
 }
 
 /** Options of one send. */
@@ -108,9 +110,8 @@ export class SendOperation {
   private state: SendState = { kind: 'draining' };
   private readonly startedAt = performance.now();
   private readonly tracker: PromptTracker;
-  private readonly output: LineRing;
-  private deltaSeq = 0;
-  private deltaTruncated = false;
+  private outputMark: OutputMark;
+  private deltaMark: OutputMark;
   private baseline: WaitBaseline | undefined;
   private readonly leftWait = new Set<number>();
   private hadOutput = false;
@@ -141,7 +142,7 @@ export class SendOperation {
     this.inputMayBePending =
       Buffer.byteLength(options.text) > LARGE_WRITE_BYTES ||
       /[\r\n]/.test(options.text.replace(/[\r\n]+$/, ''));
-    this.output = new LineRing({ maxLines: Number.MAX_SAFE_INTEGER, maxBytes: env.config.maxReadBytes });
+    this.outputMark = this.deltaMark = env.output.mark();
     this.done = new Promise<TerminalSendResult>((resolve, reject) => {
       this.resolveDone = resolve;
       this.rejectDone = reject;
@@ -184,6 +185,7 @@ export class SendOperation {
     }
     // Write boundary (rule 5): evidence gathered before this point is discarded.
     this.tracker.reset();
+    this.outputMark = this.deltaMark = this.env.output.mark();
     this.hadOutput = false;
     const atBoundary = this.env.sample();
     this.baseline = baselineOf(atBoundary);
@@ -216,7 +218,6 @@ export class SendOperation {
   /** Sanitized text of the current line. */
   text(s: string): void {
     if (!this.collecting()) return;
-    this.output.text(s);
     this.tracker.text(s);
     this.outputPending = true;
   }
@@ -224,7 +225,6 @@ export class SendOperation {
   /** End of line. */
   newline(): void {
     if (!this.collecting()) return;
-    this.output.newline();
     this.tracker.newline();
     this.outputPending = true;
   }
@@ -232,7 +232,6 @@ export class SendOperation {
   /** Carriage-return rewrite of the current line. */
   rewriteLine(): void {
     if (!this.collecting()) return;
-    this.output.rewriteLine();
     this.tracker.rewriteLine();
     this.outputPending = true;
   }
@@ -265,11 +264,9 @@ export class SendOperation {
 
   /** Output since the previous call. */
   readOutput(): SendOutputDelta {
-    const page = this.output.readSince(this.deltaSeq, this.env.config.maxReadBytes);
-    this.deltaSeq = page.nextSeq;
-    const truncated = page.truncated || this.deltaTruncated;
-    this.deltaTruncated = false;
-    return { delta: page.text, truncated };
+    const page = this.env.output.since(this.deltaMark, this.env.config.maxReadBytes);
+    this.deltaMark = page.next;
+    return { delta: page.text, truncated: page.truncated };
   }
 
   /**
@@ -455,7 +452,8 @@ export class SendOperation {
   }
 
   private buildResult(reason: WaitReason, candidate: PromptCandidate | undefined): TerminalSendResult {
-    let viewport = this.output.toString();
+    const output = this.env.output.since(this.outputMark, this.env.config.maxReadBytes);
+    let viewport = output.text;
     if (candidate !== undefined && viewport.endsWith(CONTROLLED_PS1)) {
       // The prompt itself is not output of the command; the wait reason already says we are at it.
       viewport = viewport.slice(0, viewport.length - CONTROLLED_PS1.length).replace(/\n$/, '');
@@ -464,7 +462,7 @@ export class SendOperation {
       viewport,
       waitReason: reason,
       sessionStatus: this.env.status(),
-      truncated: this.output.evicted,
+      truncated: output.truncated,
       elapsedMs: Math.round((performance.now() - this.startedAt) * 100) / 100,
     };
     if (candidate !== undefined) {

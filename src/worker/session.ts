@@ -24,6 +24,7 @@ import type {
 import { buildShellEnvironment } from './environment.js';
 import { LineRing } from './line-ring.js';
 import type { LiveOutputPublisher } from './live-output.js';
+import { OutputWindow } from './output-window.js';
 import { identityOf, readProcStat } from './proc-probe.js';
 import { bashMarkerVariables, createNonce } from './prompt-marker.js';
 import type { PromptCandidate } from './prompt-tracker.js';
@@ -56,6 +57,7 @@ export class SessionCore {
 
   private readonly nonce = createNonce();
   private readonly scrollback: LineRing;
+  private readonly outputWindow: OutputWindow;
   private readonly sanitizer: OutputSanitizer;
   private readonly sink: SanitizerSink;
   private term: pty.IPty | undefined;
@@ -82,6 +84,7 @@ export class SessionCore {
   ) {
     const { config } = spec;
     this.scrollback = new LineRing({ maxLines: config.scrollbackLines, maxBytes: config.scrollbackMaxBytes });
+    this.outputWindow = new OutputWindow(this.scrollback);
     this.sanitizer = new OutputSanitizer({ maxPendingChars: config.maxReadBytes });
     this.failTeardowns = spec.faults?.failTeardowns ?? 0;
     this.finished = new Promise((resolve) => {
@@ -412,6 +415,7 @@ export class SessionCore {
         return target;
       },
       status: () => this.exitStatus,
+      output: this.outputWindow,
     };
   }
 

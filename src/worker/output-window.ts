@@ -1,0 +1,64 @@
+/**
+ * A send's view of the session's output: everything the scrollback received since a mark. The send's
+ * viewport and its `readOutput()` deltas are read from the one scrollback ring instead of a second copy
+ * of every line, so a flood pays for one ring, not two.
+ */
+import type { LineRing } from './line-ring.js';
+
+/** A position in the output stream. */
+export interface OutputMark {
+  /** Sequence number of the line that was open at the mark. */
+  readonly seq: number;
+  /** That line's content at the mark: output from before the mark, not part of what follows it. */
+  readonly prefix: string;
+}
+
+/** Text since a mark. */
+export interface OutputSince {
+  /** The text, newest kept within the byte bound. */
+  text: string;
+  /** Older output since the mark was dropped (byte bound, or evicted from the scrollback). */
+  truncated: boolean;
+  /** Mark for the next read, right after this text. */
+  next: OutputMark;
+}
+
+/** Reads output since marks from the session's scrollback. */
+export class OutputWindow {
+  constructor(private readonly ring: LineRing) {}
+
+  /** The current end of the output. */
+  mark(): OutputMark {
+    return { seq: this.ring.headSeq, prefix: this.ring.openLine() };
+  }
+
+  /**
+   * Output after `mark`, at most `maxBytes` (newest kept). The line open at the mark is included from
+   * where the mark left it — unless a carriage-return rewrite replaced it since, then in full.
+   */
+  since(mark: OutputMark, maxBytes: number): OutputSince {
+    const delta = this.ring.readSince(mark.seq, maxBytes + Buffer.byteLength(mark.prefix));
+    let text = delta.text;
+    let truncated = delta.truncated;
+    if (mark.prefix !== '' && !truncated && text.startsWith(mark.prefix))
+      text = text.slice(mark.prefix.length);
+    if (Buffer.byteLength(text) > maxBytes) {
+      text = keepTail(text, maxBytes);
+      truncated = true;
+    }
+    return { text, truncated, next: { seq: delta.nextSeq, prefix: this.ring.openLine() } };
+  }
+}
+
+/** The longest tail of `text` within `maxBytes` UTF-8 bytes (whole characters): O(bytes dropped). */
+function keepTail(text: string, maxBytes: number): string {
+  let excess = Buffer.byteLength(text) - maxBytes;
+  let start = 0;
+  while (excess > 0 && start < text.length) {
+    const code = text.codePointAt(start)!;
+    const width = code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+    excess -= width;
+    start += code >= 0x10000 ? 2 : 1;
+  }
+  return text.slice(start);
+}
