@@ -58,6 +58,7 @@ export class SessionCore {
   private readonly nonce = createNonce();
   private readonly scrollback: LineRing;
   private readonly outputWindow: OutputWindow;
+  private pendingOutput: string[] = [];
   private readonly sanitizer: OutputSanitizer;
   private readonly sink: SanitizerSink;
   private term: pty.IPty | undefined;
@@ -343,13 +344,29 @@ export class SessionCore {
     clearTimeout(timer);
   }
 
+  /**
+   * A pty data chunk. Chunks read in one event-loop turn are processed together once the turn's reads
+   * are done: the kernel hands over ~4 KiB per read during a flood, and per-chunk work (replier plan,
+   * sanitizer entry, readiness bookkeeping) is paid once per batch instead of once per read.
+   */
   private onData(chunk: string): void {
-    this.replier?.feed(chunk);
-    this.sanitizer.push(chunk, this.sink);
-    (this.active?.op ?? this.startup)?.endOfChunk();
+    this.pendingOutput.push(chunk);
+    if (this.pendingOutput.length === 1) setImmediate(this.processOutput);
   }
 
+  /** Where a byte enters the pipeline: replier (queries), sanitizer → scrollback, send, live stream. */
+  private readonly processOutput = (): void => {
+    const pending = this.pendingOutput;
+    if (pending.length === 0) return;
+    this.pendingOutput = [];
+    const data = pending.length === 1 ? pending[0]! : pending.join('');
+    this.replier?.feed(data);
+    this.sanitizer.push(data, this.sink);
+    (this.active?.op ?? this.startup)?.endOfChunk();
+  };
+
   private onExit(exitCode: number, signal: number | undefined): void {
+    this.processOutput(); // output read before the exit belongs to the session (and its send)
     this.exitStatus = {
       kind: 'exited',
       exitCode: signal ? null : exitCode,
