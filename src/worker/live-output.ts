@@ -31,7 +31,11 @@ export class LiveOutputPublisher {
     port.on('message', (message: LiveOutputAck) => {
       if (message?.type !== 'ack') return;
       this.unacked = Math.max(0, this.unacked - message.chars);
-      if (this.paused && this.unacked <= LOW_WATERMARK_CHARS) this.paused = false;
+      if (this.paused && this.unacked <= LOW_WATERMARK_CHARS) {
+        this.paused = false;
+        // Report the gap now, even if no further output comes to carry it.
+        if (this.dropped > 0) this.postBatch();
+      }
     });
     // Only ack traffic arrives here; it must not keep the engine thread alive on its own.
     port.unref();
@@ -92,12 +96,16 @@ export class LiveOutputPublisher {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.disposed || this.batchChars === 0) return;
+    this.postBatch();
+    if (this.unacked >= HIGH_WATERMARK_CHARS) this.paused = true;
+  }
+
+  private postBatch(): void {
     const message: LiveOutputMessage = { type: 'output', text: this.parts.join(''), dropped: this.dropped };
     this.parts = [];
     this.unacked += this.batchChars;
     this.batchChars = 0;
     this.dropped = 0;
     this.port.postMessage(message);
-    if (this.unacked >= HIGH_WATERMARK_CHARS) this.paused = true;
   }
 }
