@@ -1,0 +1,494 @@
+/**
+ * Terminal-protocol replier (SPEC §4.3): a zero-scrollback `@xterm/headless` terminal consumes the raw
+ * pty output only to answer the queries programs send to their terminal — cursor position (`CSI 6 n`,
+ * `CSI ? 6 n`), device attributes (`CSI c`, `CSI > c`), mode reports (DECRQM), status strings
+ * (DECRQSS), the window size in characters (`CSI 18 t`) — and hands every reply to `reply()`, which
+ * writes it back into the pty.
+ *
+ * Batching: one parser write is active at a time. Chunks fed while it runs, or within one event-loop
+ * turn, wait in a queue and are joined into the next write, so a flood schedules one parser task per
+ * write, never one per chunk. A write holds at most {@link MAX_WRITE_CHARS} characters that must be
+ * parsed in full.
+ *
+ * Fast path: before every write the terminal is idle, so its state is known exactly. When it allows
+ * (see plain-text-skip.ts for the argument), the leading plain run of the batch is replaced by its short
+ * equivalent suffix, and a long plain run later in the batch ends the write early so that the next
+ * write starts on it. A batch that is plain output through and through is not written at all: it is
+ * held back (shortened) and parsed in front of the next output that can ask for a reply. A `cat` flood
+ * therefore costs one regex scan per batch and no parsing.
+ */
+import xtermHeadless, {
+  type ITerminalInitOnlyOptions,
+  type ITerminalOptions,
+  type Terminal,
+} from '@xterm/headless';
+import { lineFeedsToRefresh, PlainRunScanner, reducePlainRun } from './plain-text-skip.js';
+
+/** Input parsed in full per write, at most: keeps one parse slice (and the worker's event loop) short. */
+const MAX_WRITE_CHARS = 256 * 1024;
+
+/**
+ * Plain output held back unparsed, at most. A shortened run is about `2 × rows` lines, far below this;
+ * output that cannot be shortened (no CR, too few lines) is parsed once it grows past it.
+ */
+const MAX_HELD_CHARS = 128 * 1024;
+
+/** Held plain output is shortened each time it grows past this: rarely enough to cost little per chunk. */
+const SHORTEN_HELD_AT_CHARS = 64 * 1024;
+
+/**
+ * A plain run later in a batch at least this long ends the write before it, so the next write can skip
+ * most of it. Shorter runs are not worth the extra write (about 1 ms of scheduling in xterm).
+ */
+const MIN_SPLIT_RUN_CHARS = 64 * 1024;
+
+/** xterm's parser state while it is between sequences (`ParserState.GROUND`). */
+const PARSER_GROUND = 0;
+
+/** Options of {@link TerminalReplier}. */
+export interface TerminalReplierOptions {
+  /** Initial terminal width in cells. */
+  cols: number;
+  /** Initial terminal height in rows. */
+  rows: number;
+  /** Receives each reply, in order, synchronously while the output that asked for it is parsed. */
+  reply: (data: string) => void;
+  /** Receives an exception thrown by `reply`; the replier keeps answering later queries. */
+  onReplyError?: (error: unknown) => void;
+}
+
+/** Counters for tests and benchmarks. */
+export interface TerminalReplierStats {
+  /** `write()` calls made on the xterm terminal. */
+  parserWrites: number;
+  /** Characters passed to `feed()` (after dispose: not counted). */
+  charsFed: number;
+  /** Characters handed to the xterm parser, including SGRs re-sent by the fast path. */
+  charsParsed: number;
+  /** Plain runs the fast path shortened (a held run counts each time it grows and is shortened again). */
+  shortenedRuns: number;
+}
+
+/**
+ * The xterm terminal options the replier uses. Exported so tests can build a reference terminal that
+ * differs only in being fed every byte.
+ */
+export function replierTerminalOptions(
+  cols: number,
+  rows: number,
+): ITerminalOptions & ITerminalInitOnlyOptions {
+  return {
+    cols,
+    rows,
+    // Replies never look at history; zero scrollback also makes the buffer exactly the viewport.
+    scrollback: 0,
+    // `buffer.active` (cursor row, base line) is marked proposed API in xterm 6.
+    allowProposedApi: true,
+    // A real terminal answers `CSI 18 t`; the pty size is ours to report. Everything else stays off.
+    windowOptions: { getWinSizeChars: true },
+    // No reflow on resize: xterm 6 turns it off for any `windowsPty` with a build number other than
+    // conpty ≥ 21376, and its wrapping heuristic only for conpty < 21376, so winpty means "reflow off,
+    // nothing else". Rows then stay as they are on resize, as X11 xterm does. Why: with zero scrollback
+    // xterm 6's shrinking reflow writes through index -1 of its line ring, so the screen after a resize
+    // would depend on how many lines ever scrolled by, which no shortened input can reproduce; without
+    // reflow a resize depends on the cursor alone.
+    windowsPty: { backend: 'winpty', buildNumber: 1 },
+    // Parse errors of hostile output must not reach the worker's console.
+    logLevel: 'off',
+  };
+}
+
+/** A resize waiting behind earlier output, so it applies at the same point of the stream. */
+interface PendingResize {
+  cols: number;
+  rows: number;
+}
+
+/**
+ * The unexported xterm 6.0 state the fast path must check. Reached defensively: if the shapes differ
+ * (another xterm version), {@link reachInternals} returns undefined and every byte is parsed.
+ */
+interface XtermInternals {
+  parser: { currentState: number };
+  buffers: { active: InternalBuffer };
+}
+
+/** The active buffer: its scroll region and its line ring. */
+interface InternalBuffer {
+  scrollTop: number;
+  scrollBottom: number;
+  lines: { length: number; maxLength: number };
+}
+
+function reachInternals(terminal: Terminal): XtermInternals | undefined {
+  const core = (terminal as unknown as { _core?: Record<string, unknown> })._core;
+  const inputHandler = core?._inputHandler as { _parser?: { currentState?: unknown } } | undefined;
+  const parser = inputHandler?._parser;
+  const buffers = core?.buffers as { active?: Partial<Record<keyof InternalBuffer, unknown>> } | undefined;
+  const active = buffers?.active;
+  const lines = active?.lines as { length?: unknown; maxLength?: unknown } | undefined;
+  if (typeof parser?.currentState !== 'number') return undefined;
+  if (typeof active?.scrollTop !== 'number' || typeof active.scrollBottom !== 'number') return undefined;
+  if (typeof lines?.length !== 'number' || typeof lines.maxLength !== 'number') return undefined;
+  return { parser, buffers } as XtermInternals;
+}
+
+/**
+ * Plain output held back unparsed: the chunks of one plain run that starts at the terminal's current
+ * state, and a sequence cut off at the end of the last chunk that may still turn out to be plain.
+ */
+class HeldOutput {
+  private chunks: string[] = [];
+  /** Characters in the plain run. */
+  plainLength = 0;
+  /** Index of the first ESC in the plain run, or -1. */
+  firstSequence = -1;
+  /** The cut-off tail (`ESC [ 3` …), empty when there is none. */
+  open = '';
+
+  get isEmpty(): boolean {
+    return this.plainLength === 0 && this.open.length === 0;
+  }
+
+  /** Appends `text[0, plainEnd)`, a plain run whose first ESC is at `firstSequence` (-1: none), and holds the rest open. */
+  append(text: string, plainEnd: number, firstSequence: number): void {
+    if (this.firstSequence < 0 && firstSequence >= 0) this.firstSequence = this.plainLength + firstSequence;
+    if (plainEnd > 0) this.chunks.push(plainEnd === text.length ? text : text.slice(0, plainEnd));
+    this.plainLength += plainEnd;
+    this.open = plainEnd === text.length ? '' : text.slice(plainEnd);
+  }
+
+  /** The plain run as one string. */
+  plainText(): string {
+    if (this.chunks.length > 1) this.chunks = [this.chunks.join('')];
+    return this.chunks[0] ?? '';
+  }
+
+  /** Replaces the plain run by an equivalent one. */
+  replacePlain(text: string): void {
+    this.chunks = text.length > 0 ? [text] : [];
+    this.plainLength = text.length;
+    this.firstSequence = text.indexOf('\x1b');
+  }
+
+  clear(): void {
+    this.take();
+  }
+
+  /** Empties it and returns what it held, in stream order. */
+  take(): { text: string; plainLength: number; firstSequence: number } {
+    const held = {
+      text: this.plainText() + this.open,
+      plainLength: this.plainLength,
+      firstSequence: this.firstSequence,
+    };
+    this.chunks = [];
+    this.plainLength = 0;
+    this.firstSequence = -1;
+    this.open = '';
+    return held;
+  }
+}
+
+/** Answers terminal-protocol queries found in raw pty output. */
+export class TerminalReplier {
+  private readonly terminal: Terminal;
+  private readonly internals: XtermInternals | undefined;
+  private readonly scanner = new PlainRunScanner();
+  private readonly replyTo: (data: string) => void;
+  private readonly onReplyError: ((error: unknown) => void) | undefined;
+  /** Fed chunks and resizes not yet planned into a write, in stream order. */
+  private queue: (string | PendingResize)[] = [];
+  /** Text of a batch that the last write stopped short of; planned before `queue`. */
+  private carry = '';
+  private carryAt = 0;
+  /**
+   * Plain output cannot cause a reply, so it is held back (and shortened) until output arrives that
+   * can, or a resize, and is parsed in front of it: a flood of plain text is never parsed at all.
+   */
+  private readonly held = new HeldOutput();
+  /** The planning step scheduled for chunks fed while idle, so one event-loop turn's chunks form one batch. */
+  private scheduled: NodeJS.Immediate | undefined;
+  private writing = false;
+  private disposed = false;
+  private idleWaiters: (() => void)[] = [];
+  private readonly counters: TerminalReplierStats = {
+    parserWrites: 0,
+    charsFed: 0,
+    charsParsed: 0,
+    shortenedRuns: 0,
+  };
+
+  constructor(options: TerminalReplierOptions) {
+    this.terminal = new xtermHeadless.Terminal(replierTerminalOptions(options.cols, options.rows));
+    this.internals = reachInternals(this.terminal);
+    this.replyTo = options.reply;
+    this.onReplyError = options.onReplyError;
+    this.terminal.onData((data) => this.emit(data));
+  }
+
+  /**
+   * True while a parser write is active or fed input waits to be planned into one. Plain output held
+   * back by the fast path does not count: it can cause no reply.
+   */
+  get busy(): boolean {
+    return (
+      this.writing ||
+      this.scheduled !== undefined ||
+      this.queue.length > 0 ||
+      this.carryAt < this.carry.length
+    );
+  }
+
+  /** Whether the xterm internals the fast path checks were found (false: every byte is parsed). */
+  get fastPathAvailable(): boolean {
+    return this.internals !== undefined;
+  }
+
+  /** A snapshot of the counters. */
+  get stats(): TerminalReplierStats {
+    return { ...this.counters };
+  }
+
+  /**
+   * Feeds raw (decoded, unsanitized) output. One parser write is active at a time; chunks fed meanwhile,
+   * or within the same event-loop turn, are coalesced into the next batch. Ignored after {@link dispose}.
+   */
+  feed(data: string): void {
+    if (this.disposed || data.length === 0) return;
+    this.counters.charsFed += data.length;
+    this.queue.push(data);
+    if (this.writing || this.scheduled !== undefined) return;
+    // Idle, so the terminal state is exact: plain output is held right away, without a scheduled turn.
+    if (this.queue.length === 1 && this.carryAt >= this.carry.length) {
+      const lineFeeds = this.lineFeedsForSkip();
+      if (lineFeeds !== undefined && this.holdPlainChunks(lineFeeds)) return;
+    }
+    this.schedule();
+  }
+
+  /**
+   * Resolves once everything fed so far has been parsed (or held back as plain output, which cannot
+   * reply) and every resulting reply has been passed to `reply`, or once the replier is disposed.
+   */
+  whenIdle(): Promise<void> {
+    if (this.disposed || !this.busy) return Promise.resolve();
+    return new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Resizes the terminal at this point of the stream: after everything fed before, before anything later. */
+  resize(cols: number, rows: number): void {
+    if (this.disposed) return;
+    this.queue.push({ cols, rows });
+    this.schedule();
+  }
+
+  /** Disposes the terminal; later feeds are ignored and pending {@link whenIdle} promises resolve. Idempotent. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    if (this.scheduled !== undefined) clearImmediate(this.scheduled);
+    this.scheduled = undefined;
+    this.queue = [];
+    this.carry = '';
+    this.carryAt = 0;
+    this.held.clear();
+    this.writing = false;
+    // A write in flight still completes inside xterm (its callback is ignored below); a disposed xterm
+    // parses without emitting data, and `emit` checks `disposed` as well.
+    this.terminal.dispose();
+    this.settleWaiters();
+  }
+
+  private emit(data: string): void {
+    if (this.disposed) return;
+    try {
+      this.replyTo(data);
+    } catch (error) {
+      // Thrown inside xterm's parse; letting it escape would kill the worker. The owner decides.
+      this.onReplyError?.(error);
+    }
+  }
+
+  private schedule(): void {
+    if (this.writing || this.scheduled !== undefined) return;
+    this.scheduled = setImmediate(() => {
+      this.scheduled = undefined;
+      this.pump();
+    });
+  }
+
+  /**
+   * Plans writes until one is active or nothing is left. The terminal is idle here, so its state is
+   * exact. A resize applies once everything before it is parsed, held output included.
+   */
+  private pump(): void {
+    while (!this.writing && !this.disposed) {
+      if (this.carryAt < this.carry.length) {
+        this.plan(this.carry, this.carryAt, 0, -1, false);
+        continue;
+      }
+      const head = this.queue[0];
+      if (head === undefined) {
+        if (this.held.plainLength > MAX_HELD_CHARS) {
+          const held = this.held.take();
+          this.plan(held.text, 0, held.plainLength, held.firstSequence, true);
+          continue;
+        }
+        this.settleWaiters();
+        return;
+      }
+      if (typeof head !== 'string') {
+        if (!this.held.isEmpty) {
+          const held = this.held.take();
+          this.plan(held.text, 0, held.plainLength, held.firstSequence, true);
+          continue;
+        }
+        this.queue.shift();
+        this.terminal.resize(head.cols, head.rows);
+        continue;
+      }
+      const lineFeeds = this.lineFeedsForSkip();
+      if (lineFeeds !== undefined && this.holdPlainChunks(lineFeeds)) continue;
+      const held = this.held.take();
+      this.plan(held.text + this.takeChunks(), 0, held.plainLength, held.firstSequence, false);
+    }
+  }
+
+  /**
+   * Moves leading queued chunks that continue the held plain run into it, shortening it as it grows.
+   * True when every chunk up to the next resize (or the end) was held; false when a chunk that is not
+   * plain, or a held run too long to keep, must be written.
+   */
+  private holdPlainChunks(lineFeeds: number): boolean {
+    for (let head = this.queue[0]; typeof head === 'string'; head = this.queue[0]) {
+      const text = this.held.open + head;
+      const end = this.scanner.scan(text, 0);
+      if (end < text.length && !this.scanner.openSequence) return false;
+      this.queue.shift();
+      this.held.append(text, end, this.scanner.firstSequence);
+      if (this.held.plainLength > SHORTEN_HELD_AT_CHARS) {
+        const plain = this.held.plainText();
+        const reduced = reducePlainRun(plain, 0, plain.length, this.held.firstSequence, lineFeeds);
+        if (reduced !== undefined) {
+          this.counters.shortenedRuns += 1;
+          this.held.replacePlain(reduced);
+        }
+        if (this.held.plainLength > MAX_HELD_CHARS) return false;
+      }
+    }
+    return true;
+  }
+
+  /** Removes the leading run of queued chunks (up to the next resize) and joins them once. */
+  private takeChunks(): string {
+    let count = 0;
+    while (count < this.queue.length && typeof this.queue[count] === 'string') count += 1;
+    const chunks = this.queue.splice(0, count) as string[];
+    return count === 1 ? chunks[0]! : chunks.join('');
+  }
+
+  /**
+   * Plans `text[from…]`: holds it back when it is all plain output, else starts one write. The first
+   * `knownPlain` characters are already known to be a plain run (held output), whose first ESC is at
+   * `from + knownFirstSequence` (-1: none); `mustWrite` forbids holding.
+   */
+  private plan(
+    text: string,
+    from: number,
+    knownPlain: number,
+    knownFirstSequence: number,
+    mustWrite: boolean,
+  ): void {
+    let input = '';
+    let cursor = from;
+    const lineFeeds = this.lineFeedsForSkip();
+    if (lineFeeds !== undefined) {
+      const runEnd = this.scanner.scan(text, from + knownPlain);
+      const firstSequence = knownFirstSequence >= 0 ? from + knownFirstSequence : this.scanner.firstSequence;
+      const reduced = reducePlainRun(text, from, runEnd, firstSequence, lineFeeds);
+      if (reduced !== undefined) this.counters.shortenedRuns += 1;
+      if (runEnd === text.length && !mustWrite) {
+        const plain = reduced ?? text.slice(from);
+        if (plain.length <= MAX_HELD_CHARS) {
+          this.held.replacePlain(plain);
+          this.carry = '';
+          this.carryAt = 0;
+          return;
+        }
+      }
+      if (reduced !== undefined) {
+        input = reduced;
+        cursor = runEnd;
+      }
+    }
+    const stop = this.writeEnd(text, from, cursor);
+    input += text.slice(cursor, stop);
+    if (stop >= text.length) {
+      this.carry = '';
+      this.carryAt = 0;
+    } else {
+      this.carry = text;
+      this.carryAt = stop;
+    }
+    this.writing = true;
+    this.counters.parserWrites += 1;
+    this.counters.charsParsed += input.length;
+    this.terminal.write(input, () => this.onWritten());
+  }
+
+  private onWritten(): void {
+    // After dispose the callback still arrives (xterm parses what it had queued); nothing to do then.
+    if (this.disposed) return;
+    this.writing = false;
+    this.pump();
+  }
+
+  /**
+   * Where this write stops, parsing `text[cursor, end)` in full: before the next long plain run (just
+   * after its first line feed, where any sequence that preceded it has ended), or at the size bound. A
+   * leading run that could not be shortened is not split early: a run the fast path cannot use now
+   * (e.g. under a scroll region) would otherwise cost one write per line.
+   */
+  private writeEnd(text: string, from: number, cursor: number): number {
+    const limit = Math.min(text.length, cursor + MAX_WRITE_CHARS);
+    let at = cursor === from ? this.scanner.scan(text, cursor) : cursor;
+    while (at < limit) {
+      const runStart = at + 1;
+      const runEnd = this.scanner.scan(text, runStart);
+      if (runEnd - runStart >= MIN_SPLIT_RUN_CHARS) {
+        const lineFeed = text.indexOf('\n', runStart);
+        if (lineFeed >= 0 && lineFeed + 1 < runEnd) return Math.min(lineFeed + 1, limit);
+      }
+      at = runEnd;
+    }
+    return limit;
+  }
+
+  /**
+   * Line feeds the fast path needs from the current terminal state, or undefined when skipping would
+   * not be sound now (the preconditions of plain-text-skip.ts).
+   */
+  private lineFeedsForSkip(): number | undefined {
+    const internals = this.internals;
+    if (internals === undefined) return undefined;
+    if (internals.parser.currentState !== PARSER_GROUND) return undefined;
+    const rows = this.terminal.rows;
+    const active = internals.buffers.active;
+    if (active.scrollTop !== 0 || active.scrollBottom !== rows - 1) return undefined;
+    // Every line feed at the bottom must rotate a full ring of exactly the visible rows. (An alternate
+    // buffer activated after a shrink can keep a larger ring and grow instead.)
+    if (active.lines.length !== rows || active.lines.maxLength !== rows) return undefined;
+    if (this.terminal.modes.reverseWraparoundMode) return undefined;
+    const buffer = this.terminal.buffer.active;
+    if (buffer.baseY !== 0) return undefined;
+    return lineFeedsToRefresh(rows, buffer.cursorY);
+  }
+
+  private settleWaiters(): void {
+    if (this.idleWaiters.length === 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}
