@@ -67,7 +67,7 @@ export interface LineDelta {
  * ways: `read` pages by position among the held lines (0 = oldest), `readSince` by a monotonic
  * sequence number that survives eviction (for deltas of a send's output).
  */
-export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewriteLine'> {
+export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewriteLine' | 'textBlock'> {
   private readonly maxLines: number;
   private readonly maxBytes: number;
 
@@ -115,6 +115,17 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
   /** True once anything was dropped to respect the bounds. */
   get evicted(): boolean {
     return this.dropped;
+  }
+
+  /** Several lines at once: `text` + `newline` for each `\n`-terminated piece, then `text` of the rest. */
+  textBlock(block: string): void {
+    let start = 0;
+    for (let end = block.indexOf('\n'); end !== -1; end = block.indexOf('\n', start)) {
+      if (end > start) this.text(block.slice(start, end));
+      this.newline();
+      start = end + 1;
+    }
+    if (start < block.length) this.text(start === 0 ? block : block.slice(start));
   }
 
   /** The open (last, unterminated) line as it is now. */

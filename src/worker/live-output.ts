@@ -66,6 +66,11 @@ export class LiveOutputPublisher {
     if (this.enabled) this.push('\n');
   }
 
+  /** Several lines at once (`\n` ends each). */
+  textBlock(block: string): void {
+    if (this.enabled) this.push(block);
+  }
+
   /** Start of a rewrite of the current line. */
   rewriteLine(): void {
     if (this.enabled) this.push('\r');

@@ -60,6 +60,14 @@ export class PromptTracker {
     this.marker = undefined;
   }
 
+  /** Several lines at once: only what follows the last line end can still be a prompt. */
+  textBlock(block: string): void {
+    const lastEnd = block.lastIndexOf('\n');
+    if (lastEnd !== -1) this.newline();
+    const rest = lastEnd === -1 ? block : block.slice(lastEnd + 1);
+    if (rest !== '') this.text(rest);
+  }
+
   /** A carriage-return rewrite of the current line restarts the prompt text after the marker. */
   rewriteLine(): void {
     this.tail = '';

@@ -33,6 +33,12 @@ export interface SanitizerSink {
   newline(): void;
   /** A lone CR followed by more text: what follows replaces the current line's content. */
   rewriteLine(): void;
+  /**
+   * Several lines at once (the fast path of a flood): printable text in which each `\n` ends a line —
+   * exactly equivalent to `text(piece)` + `newline()` for each `\n`-terminated piece, then `text(rest)`.
+   * Never contains CR, ESC or another control except TAB and LF.
+   */
+  textBlock(block: string): void;
   /** A complete OSC payload (between `ESC ]` and BEL or `ESC \`), in stream order relative to text. */
   osc(payload: string): void;
 }

@@ -229,6 +229,13 @@ export class SendOperation {
     this.outputPending = true;
   }
 
+  /** Several lines at once. */
+  textBlock(block: string): void {
+    if (!this.collecting()) return;
+    this.tracker.textBlock(block);
+    this.outputPending = true;
+  }
+
   /** Carriage-return rewrite of the current line. */
   rewriteLine(): void {
     if (!this.collecting()) return;

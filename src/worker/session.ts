@@ -41,6 +41,12 @@ import { TerminalReplier } from './terminal-replier.js';
 const EXIT_EVENT_WAIT_MS = 2_000;
 /** Depth bound when checking that a marker's pid descends from the pty child. */
 const MAX_ANCESTRY_DEPTH = 16;
+/** Reads closer together than this mean output is flowing (a flood), not an interactive reply. */
+const FLOOD_GAP_MS = 1;
+/** While output flows, reads are gathered for this long before they are processed together … */
+const FLOOD_BATCH_MS = 2;
+/** … or until this many characters are pending (bounds the batch's memory and latency). */
+const FLOOD_BATCH_CHARS = 256 * 1024;
 /** Settled sends kept so `awaitSend`/`readSendOutput` can still answer right after the settle. */
 const SETTLED_SENDS_KEPT = 4;
 
@@ -59,6 +65,10 @@ export class SessionCore {
   private readonly scrollback: LineRing;
   private readonly outputWindow: OutputWindow;
   private pendingOutput: string[] = [];
+  private pendingChars = 0;
+  private outputScheduled = false;
+  private outputTimer: NodeJS.Timeout | undefined;
+  private lastDataAt = Number.NEGATIVE_INFINITY;
   private readonly sanitizer: OutputSanitizer;
   private readonly sink: SanitizerSink;
   private term: pty.IPty | undefined;
@@ -110,6 +120,11 @@ export class SessionCore {
         this.scrollback.rewriteLine();
         sendSink()?.rewriteLine();
         this.live?.rewriteLine();
+      },
+      textBlock: (block) => {
+        this.scrollback.textBlock(block);
+        sendSink()?.textBlock(block);
+        this.live?.textBlock(block);
       },
       osc: (payload) => sendSink()?.osc(payload),
     };
@@ -345,20 +360,36 @@ export class SessionCore {
   }
 
   /**
-   * A pty data chunk. Chunks read in one event-loop turn are processed together once the turn's reads
-   * are done: the kernel hands over ~4 KiB per read during a flood, and per-chunk work (replier plan,
-   * sanitizer entry, readiness bookkeeping) is paid once per batch instead of once per read.
+   * A pty data chunk. Interactive output (a chunk after a pause) is processed in the same event-loop
+   * turn, so a prompt settles without delay. Output that keeps coming (a flood: the kernel hands over
+   * ~4 KiB per read) is gathered for up to FLOOD_BATCH_MS or FLOOD_BATCH_CHARS and processed as one
+   * batch: reading is never held up by processing each small read, and per-batch work (replier plan,
+   * sanitizer entry, readiness bookkeeping) is paid once per batch.
    */
   private onData(chunk: string): void {
+    const now = performance.now();
+    const flowing = now - this.lastDataAt < FLOOD_GAP_MS;
+    this.lastDataAt = now;
     this.pendingOutput.push(chunk);
-    if (this.pendingOutput.length === 1) setImmediate(this.processOutput);
+    this.pendingChars += chunk.length;
+    if (this.pendingChars >= FLOOD_BATCH_CHARS) {
+      this.processOutput();
+      return;
+    }
+    if (this.outputScheduled) return;
+    this.outputScheduled = true;
+    if (flowing) this.outputTimer = setTimeout(this.processOutput, FLOOD_BATCH_MS);
+    else setImmediate(this.processOutput);
   }
 
   /** Where a byte enters the pipeline: replier (queries), sanitizer → scrollback, send, live stream. */
   private readonly processOutput = (): void => {
+    this.outputScheduled = false;
+    clearTimeout(this.outputTimer);
     const pending = this.pendingOutput;
     if (pending.length === 0) return;
     this.pendingOutput = [];
+    this.pendingChars = 0;
     const data = pending.length === 1 ? pending[0]! : pending.join('');
     this.replier?.feed(data);
     this.sanitizer.push(data, this.sink);
