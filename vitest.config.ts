@@ -7,5 +7,6 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     setupFiles: ['test/support/setup.ts'],
+    reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });
