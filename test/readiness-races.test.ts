@@ -49,6 +49,7 @@ function fakeEnvironment(
     interrupt: () => SHELL.pgrp,
     status: () => ({ kind: 'running' }),
     output: new OutputWindow(new LineRing({ maxLines: 1_000, maxBytes: 65_536 })),
+    flushOutput: () => undefined,
     ...overrides,
   };
   return env;

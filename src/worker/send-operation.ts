@@ -28,6 +28,9 @@ const PROBE_BACKOFF_MS = [1, 2, 4, 8, 16, 32];
  *  buffer, and this lets it reach the output slice before the send settles. */
 const STDIN_CONFIRM_MS = 3;
 
+/** How long a half-typed line must sit at the prompt, output-free, before a cancel clears it. */
+const RESIDUE_CONFIRM_MS = 20;
+
 /** Quiet time after output before a probe looks: while output flows, nobody is blocked on input. */
 const QUIET_PROBE_MS = 1;
 
@@ -62,6 +65,8 @@ export interface SendEnvironment {
   status(): SessionStatus;
   /** The session's output, read from marks (the send's viewport and deltas). */
   readonly output: OutputWindow;
+  /** Processes output already read from the pty but not yet through the pipeline. */
+  flushOutput(): void;
 }
 
 /** Options of one send. */
@@ -120,6 +125,7 @@ export class SendOperation {
   private cancelRequested = false;
   private interruptsSent = 0;
   private outputPending = false;
+  private residueSeen: { outputSeq: number; at: number } | undefined;
   private lastOutputAt = 0;
   private probeDueAt = Number.POSITIVE_INFINITY;
   private readinessStopped = false;
@@ -387,6 +393,10 @@ export class SendOperation {
     this.probeTimer = undefined;
     this.probeDueAt = Number.POSITIVE_INFINITY;
     if (this.state.kind !== 'waiting') return;
+    // Output already read from the pty is judged before /proc is: a prompt the shell printed before it
+    // blocked must be seen together with that block. (Flushing may settle this send re-entrantly.)
+    this.env.flushOutput();
+    if (this.state.kind !== 'waiting' || this.probeTimer !== undefined) return;
     const sinceOutput = performance.now() - this.lastOutputAt;
     if (sinceOutput < QUIET_PROBE_MS && this.tracker.candidate === undefined) {
       // Output is still flowing: nobody is blocked on input yet. Look again once it pauses.
@@ -400,13 +410,22 @@ export class SendOperation {
     if (this.interruptsSent === 1 && shellHoldsPartialLine(sample, shell, candidate)) {
       // A cancelled write can leave part of a line typed at the prompt (its slice was already in the
       // kernel). One more SIGINT makes the line editor discard it and print a fresh prompt, so the
-      // residue never joins the next send's command.
-      try {
-        this.env.interrupt();
-      } catch {
-        // The shell vanished; exit handling settles the send.
+      // residue never joins the next send's command. Only once the state held, without any output, for
+      // RESIDUE_CONFIRM_MS: a prompt still unread in the pty buffer would otherwise look like residue.
+      const seen = this.residueSeen;
+      const now = performance.now();
+      if (seen === undefined || seen.outputSeq !== this.outputSeq) {
+        this.residueSeen = { outputSeq: this.outputSeq, at: now };
+      } else if (now - seen.at >= RESIDUE_CONFIRM_MS) {
+        try {
+          this.env.interrupt();
+        } catch {
+          // The shell vanished; exit handling settles the send.
+        }
+        this.interruptsSent++;
       }
-      this.interruptsSent++;
+    } else {
+      this.residueSeen = undefined;
     }
     const verdict = judgeReadiness({
       candidate,

@@ -464,6 +464,7 @@ export class SessionCore {
       },
       status: () => this.exitStatus,
       output: this.outputWindow,
+      flushOutput: () => this.processOutput(),
     };
   }
 
