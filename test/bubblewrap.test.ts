@@ -5,10 +5,8 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import {
-  accessSync,
   chmodSync,
   existsSync,
-  constants as fsConstants,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -25,22 +23,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBubblewrapSandbox } from '../src/main/sandbox/bubblewrap.js';
 import { isTerminalError } from '../src/shared/errors.js';
 import type { SandboxPolicy } from '../src/shared/sandbox.js';
+import { bwrapIt } from './support/bwrap.js';
 
-const HAS_BWRAP = (process.env.PATH ?? '').split(path.delimiter).some((dir) => {
-  try {
-    accessSync(path.join(dir, 'bwrap'), fsConstants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-});
-if (!HAS_BWRAP) {
-  console.warn(
-    'bubblewrap (bwrap) is not installed: SKIPPING the bubblewrap sandbox tests (apt-get install bubblewrap)',
-  );
-}
-/** Tests that need a real bwrap. */
-const itBwrap = it.skipIf(!HAS_BWRAP);
+const itBwrap = bwrapIt('bubblewrap provider');
 
 /** Bound on any wait for a process or a pty: far above the milliseconds these take, far below the test timeout. */
 const WAIT_MS = 8_000;

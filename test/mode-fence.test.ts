@@ -5,24 +5,16 @@
  * it publishes is closed, one hold per terminal; a real spawn that fails releases it; and the mode
  * fixed at spawn is the one the kernel enforces, before and after an accepted change.
  */
-import { accessSync, existsSync, constants as fsConstants, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Host } from '../dist/main/harness/host.js';
 import { createLocalHost } from '../dist/main/harness/local-host.js';
 import { createBubblewrapSandbox } from '../dist/main/sandbox/bubblewrap.js';
+import { bwrapIt } from './support/bwrap.js';
 
-const HAS_BWRAP = (process.env.PATH ?? '').split(path.delimiter).some((dir) => {
-  try {
-    accessSync(path.join(dir, 'bwrap'), fsConstants.X_OK);
-    return true;
-  } catch (_notHere) {
-    return false;
-  }
-});
-/** Tests that need a real bwrap. */
-const itBwrap = it.skipIf(!HAS_BWRAP || process.platform !== 'linux');
+const itBwrap = bwrapIt('mode fence');
 
 /** Fast fallbacks and grace: these tests never rely on them, but a hang should fail quickly. */
 const ENGINE = { idleSilenceMs: 1_000, handoffGraceMs: 100, timeoutMs: 10_000, disposeGraceMs: 300 };

@@ -8,10 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  accessSync,
   chmodSync,
   existsSync,
-  constants as fsConstants,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -24,6 +22,7 @@ import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createBubblewrapSandbox } from '../dist/main/sandbox/bubblewrap.js';
+import { bwrapIt } from './support/bwrap.js';
 import {
   type EngineOptions,
   isAlive,
@@ -33,17 +32,7 @@ import {
   testEngine,
 } from './support/engine.js';
 
-const HAS_BWRAP = (process.env.PATH ?? '').split(path.delimiter).some((dir) => {
-  try {
-    accessSync(path.join(dir, 'bwrap'), fsConstants.X_OK);
-    return true;
-  } catch (_notHere) {
-    return false;
-  }
-});
-if (!HAS_BWRAP) console.warn('bubblewrap (bwrap) is not installed: SKIPPING the engine sandbox tests');
-/** Tests that need a real bwrap. */
-const itBwrap = it.skipIf(!HAS_BWRAP || process.platform !== 'linux');
+const itBwrap = bwrapIt('engine sandbox');
 
 /** One provider for the file: its availability probe runs once. */
 const sandbox = createBubblewrapSandbox();
