@@ -28,7 +28,7 @@ import {
 function statLine(pid: number, comm: string, fields: Partial<Record<number, string | number>> = {}): string {
   const values: (string | number)[] = [pid, `(${comm})`, 'S', 1, 2, 3, 34816, 4, 4194560];
   while (values.length < 52) values.push(0);
-  for (const [field, value] of Object.entries(fields)) values[Number(field) - 1] = value;
+  for (const [field, value] of Object.entries(fields)) values[Number(field) - 1] = value ?? 0;
   return `${values.join(' ')}\n`;
 }
 

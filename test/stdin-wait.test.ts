@@ -43,7 +43,7 @@ async function spawnShell(): Promise<Shell> {
   });
   term.onData(() => undefined); // keep the pty drained
   const exited = new Promise<void>((resolve) => term.onExit(() => resolve()));
-  const shell = { term, rdev: fs.statSync(term.ptsName).rdev, exited };
+  const shell = { term, rdev: fs.statSync((term as IPty & { ptsName: string }).ptsName).rdev, exited };
   shells.push(shell);
   await until('bash at its prompt', () => shellWaiting(shell));
   return shell;
