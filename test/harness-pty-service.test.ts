@@ -1,41 +1,29 @@
 // ctx.pty through the host with pty-local on a FakeEngine: owner isolation, coded unknown ids, kill
 // semantics, spawn reservations and cancellation, disposal (incl. failing closes). Real shells are
 // covered by harness-e2e.test.ts; the fake is here to pin the races and failures on demand.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createHost, type Host } from '../src/main/harness/host.js';
-import { ptyServicePlugin } from '../src/main/harness/plugins/pty.js';
-import { createPtyLocalPlugin } from '../src/main/harness/plugins/pty-local.js';
-import { createSandboxPlugin } from '../src/main/harness/plugins/sandbox.js';
-import { sandboxPolicyPlugin } from '../src/main/harness/plugins/sandbox-policy.js';
+import type { Host } from '../src/main/harness/host.js';
 import type { PtyService } from '../src/main/harness/pty-service.js';
-import { unavailableSandbox } from '../src/main/harness/sandbox-service.js';
 import { TerminalBackendCleanupError } from '../src/shared/errors.js';
+import { createFakeHost, type FakeHost } from './support/fake-host.js';
 import { FakeEngine, type FakeSession, gate } from './support/fake-pty-engine.js';
 
+let fixture: FakeHost;
 let workspace: string;
 let host: Host;
 let engine: FakeEngine;
 let pty: PtyService;
 
 beforeEach(async () => {
-  workspace = mkdtempSync(join(tmpdir(), 'harness-pty-'));
-  engine = new FakeEngine();
-  host = createHost();
-  await host.load([
-    ptyServicePlugin,
-    { plugin: sandboxPolicyPlugin, config: { workspaceRoot: workspace, mode: 'workspace-write' } },
-    createSandboxPlugin(unavailableSandbox('test')),
-    createPtyLocalPlugin({ createEngine: async () => engine }),
-  ]);
+  fixture = await createFakeHost('harness-pty-');
+  ({ host, engine, workspace } = fixture);
   pty = host.service('pty');
 });
 
 afterEach(async () => {
-  await host.dispose().catch(() => {});
-  rmSync(workspace, { recursive: true, force: true });
+  await fixture.dispose().catch(() => {});
 });
 
 const fake = (index: number) => engine.spawned[index] as FakeSession;

@@ -1,40 +1,20 @@
-// The MCP binding of the terminal tools, in process: the SDK's own Client over an in-memory transport
-// against createTerminalMcpServer, with pty-local on a FakeEngine. Covers tools/list (schemas,
-// annotations), structuredContent validated by the client against each outputSchema, isError results,
-// instructions, and argv parsing. mcp-stdio.test.ts runs the real server over stdio with real bash.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createHost, type Host } from '../src/main/harness/host.js';
-import { ptyServicePlugin } from '../src/main/harness/plugins/pty.js';
-import { createPtyLocalPlugin } from '../src/main/harness/plugins/pty-local.js';
-import { createSandboxPlugin } from '../src/main/harness/plugins/sandbox.js';
-import { sandboxPolicyPlugin } from '../src/main/harness/plugins/sandbox-policy.js';
-import { unavailableSandbox } from '../src/main/harness/sandbox-service.js';
+import type { Host } from '../src/main/harness/host.js';
 import { parseMcpOptions } from '../src/main/mcp/options.js';
 import { createTerminalMcpServer } from '../src/main/mcp/terminal-mcp-server.js';
-import { FakeEngine } from './support/fake-pty-engine.js';
+import { createFakeHost, type FakeHost } from './support/fake-host.js';
 
-let workspace: string;
+let fixture: FakeHost;
 let host: Host;
-let engine: FakeEngine;
 let server: Server;
 let client: Client;
 
 beforeEach(async () => {
-  workspace = mkdtempSync(join(tmpdir(), 'mcp-'));
-  engine = new FakeEngine();
-  host = createHost();
-  await host.load([
-    ptyServicePlugin,
-    { plugin: sandboxPolicyPlugin, config: { workspaceRoot: workspace, mode: 'workspace-write' } },
-    createSandboxPlugin(unavailableSandbox('test')),
-    createPtyLocalPlugin({ createEngine: async () => engine }),
-  ]);
+  fixture = await createFakeHost('mcp-');
+  ({ host } = fixture);
   server = createTerminalMcpServer({
     pty: host.service('pty'),
     owner: 'conn',
@@ -48,8 +28,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await client.close();
   await server.close();
-  await host.dispose();
-  rmSync(workspace, { recursive: true, force: true });
+  await fixture.dispose();
 });
 
 const textOf = (result: Awaited<ReturnType<Client['callTool']>>) =>

@@ -1,44 +1,26 @@
-// The six terminal tools over ctx.pty with pty-local on a FakeEngine: schemas, rendered text (send
-// delta, wait reason, exit code, session status, truncation note), JSON results, the result cap and
-// actionable errors. The engine is faked so each wait reason and truncation can be produced on demand;
-// tools-e2e.test.ts runs the same tools against real bash.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createHost, type Host } from '../src/main/harness/host.js';
-import { ptyServicePlugin } from '../src/main/harness/plugins/pty.js';
-import { createPtyLocalPlugin } from '../src/main/harness/plugins/pty-local.js';
-import { createSandboxPlugin } from '../src/main/harness/plugins/sandbox.js';
-import { sandboxPolicyPlugin } from '../src/main/harness/plugins/sandbox-policy.js';
-import { unavailableSandbox } from '../src/main/harness/sandbox-service.js';
+import type { Host } from '../src/main/harness/host.js';
 import { runTerminalTool, TERMINAL_TOOLS, type TerminalToolOutcome } from '../src/main/tools/catalog.js';
 import { TERMINAL_TOOLS_GUIDANCE } from '../src/main/tools/guidance.js';
 import type { TerminalToolContext } from '../src/main/tools/tool.js';
 import { TerminalError } from '../src/shared/errors.js';
-import { FakeEngine, type FakeSession } from './support/fake-pty-engine.js';
+import { createFakeHost, type FakeHost } from './support/fake-host.js';
+import type { FakeEngine, FakeSession } from './support/fake-pty-engine.js';
 
+let fixture: FakeHost;
 let workspace: string;
 let host: Host;
 let engine: FakeEngine;
 let ctx: TerminalToolContext;
 
 beforeEach(async () => {
-  workspace = mkdtempSync(join(tmpdir(), 'tools-'));
-  engine = new FakeEngine();
-  host = createHost();
-  await host.load([
-    ptyServicePlugin,
-    { plugin: sandboxPolicyPlugin, config: { workspaceRoot: workspace, mode: 'workspace-write' } },
-    createSandboxPlugin(unavailableSandbox('test')),
-    createPtyLocalPlugin({ createEngine: async () => engine }),
-  ]);
+  fixture = await createFakeHost('tools-');
+  ({ host, engine, workspace } = fixture);
   ctx = { pty: host.service('pty'), owner: 'model' };
 });
 
 afterEach(async () => {
-  await host.dispose();
-  rmSync(workspace, { recursive: true, force: true });
+  await fixture.dispose();
 });
 
 /** Runs a tool that must succeed and checks its JSON against the tool's strict output schema. */
