@@ -127,6 +127,7 @@ type Op =
   | { kind: 'text'; s: string }
   | { kind: 'newline' }
   | { kind: 'rewrite' }
+  | { kind: 'block'; s: string }
   | { kind: 'read'; offset: number; count: number; maxBytes: number }
   | { kind: 'since'; back: number; maxBytes: number };
 
@@ -134,7 +135,12 @@ const textPiece = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 6 }).map((s) => s.replace(/[\n\r]/g, '')),
   fc.constantFrom('é', '日本語', '😀', 'x'.repeat(40), '\t'),
 );
+/** Several lines at once: text pieces joined by `\n` (any count, empty and over-long lines included). */
+const block = fc
+  .array(fc.oneof(textPiece, fc.constant('')), { minLength: 1, maxLength: 14 })
+  .map((pieces) => pieces.join('\n'));
 const op: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 3, arbitrary: block.map((s) => ({ kind: 'block' as const, s })) },
   { weight: 5, arbitrary: textPiece.map((s) => ({ kind: 'text' as const, s })) },
   { weight: 4, arbitrary: fc.constant({ kind: 'newline' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'rewrite' as const }) },
@@ -181,6 +187,18 @@ describe('LineRing agrees with the naive model', () => {
                 ring.rewriteLine();
                 model.rewriteLine();
                 break;
+              case 'block': {
+                // The contract: text + newline per `\n`-terminated piece, then text of the rest.
+                ring.textBlock(step.s);
+                const pieces = step.s.split('\n');
+                const rest = pieces.pop()!;
+                for (const piece of pieces) {
+                  if (piece !== '') model.text(piece);
+                  model.newline();
+                }
+                if (rest !== '') model.text(rest);
+                break;
+              }
               case 'read':
                 expect(ring.read({ offset: step.offset, count: step.count }, step.maxBytes)).toEqual(
                   model.read(step.offset, step.count, step.maxBytes),
@@ -411,6 +429,7 @@ describe('LineRing deltas (readSince)', () => {
       text: (s: string) => ring.text(s),
       newline: () => ring.newline(),
       rewriteLine: () => ring.rewriteLine(),
+      textBlock: (s: string) => ring.textBlock(s),
       osc() {},
     };
     const from = ring.headSeq;

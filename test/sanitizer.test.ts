@@ -7,6 +7,10 @@ import { OutputSanitizer, type SanitizerSink } from '../src/worker/sanitizer.js'
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for controls
 const FORBIDDEN_IN_TEXT = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/;
 
+/** Characters `textBlock()` must never carry: as for `text()`, but LF ends a line. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for controls
+const FORBIDDEN_IN_BLOCK = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+
 /** An OSC payload with where it arrived: completed lines so far and the open line's content. */
 interface OscEvent {
   payload: string;
@@ -20,6 +24,7 @@ class MaterializingSink implements SanitizerSink {
   open = '';
   readonly oscs: OscEvent[] = [];
   textCalls = 0;
+  blockCalls = 0;
 
   text(s: string): void {
     expect(s.length).toBeGreaterThan(0);
@@ -33,6 +38,20 @@ class MaterializingSink implements SanitizerSink {
   }
   rewriteLine(): void {
     this.open = '';
+  }
+  /** By the contract's equivalence: text + newline per `\n`-terminated piece, then text of the rest. */
+  textBlock(block: string): void {
+    expect(block).toContain('\n');
+    expect(FORBIDDEN_IN_BLOCK.test(block)).toBe(false);
+    this.blockCalls += 1;
+    const pieces = block.split('\n');
+    const rest = pieces.pop()!;
+    for (const piece of pieces) {
+      if (piece !== '') this.text(piece);
+      this.newline();
+    }
+    if (rest !== '') this.text(rest);
+    this.textCalls -= pieces.filter((p) => p !== '').length + (rest === '' ? 0 : 1);
   }
   osc(payload: string): void {
     this.oscs.push({ payload, lines: this.lines.length, open: this.open });
@@ -296,18 +315,50 @@ describe('OutputSanitizer examples', () => {
   it('hands a surrogate pair split across pushes to the sink in one piece', () => {
     const sanitizer = new OutputSanitizer({ maxPendingChars: 8 });
     const texts: string[] = [];
-    const sink: SanitizerSink = { text: (s) => texts.push(s), newline() {}, rewriteLine() {}, osc() {} };
+    const sink: SanitizerSink = {
+      text: (s) => texts.push(s),
+      newline() {},
+      rewriteLine() {},
+      textBlock: (s) => texts.push(s),
+      osc() {},
+    };
     sanitizer.push('a\uD83D', sink);
     expect(sanitizer.pendingLength).toBe(1);
     sanitizer.push('\uDE00b', sink);
     expect(texts).toEqual(['a', '😀', 'b']);
   });
 
-  it('emits a plain run with one text() call, not per character', () => {
-    const input = 'x'.repeat(100_000) + '\n'.repeat(1) + 'y'.repeat(100_000);
-    const sink = run([input]);
-    expect(sink.textCalls).toBe(2);
+  it('emits a plain run with one call, not per character or per line', () => {
+    const line = 'x'.repeat(100_000);
+    expect(run([line])).toMatchObject({ textCalls: 1, blockCalls: 0 });
+    const sink = run([`${line}\n${'y'.repeat(100_000)}`]);
+    expect(sink).toMatchObject({ textCalls: 0, blockCalls: 1 });
     expect(sink.lines).toHaveLength(1);
+  });
+
+  it('hands a CRLF flood to the sink as one LF-only block per push', () => {
+    const lines = Array.from({ length: 5_000 }, (_, i) => `log line ${i} é`);
+    const blocks: string[] = [];
+    const sink: SanitizerSink = {
+      text: () => expect.unreachable('text'),
+      newline: () => expect.unreachable('newline'),
+      rewriteLine: () => expect.unreachable('rewriteLine'),
+      textBlock: (block) => blocks.push(block),
+      osc() {},
+    };
+    const sanitizer = new OutputSanitizer({ maxPendingChars: 16 });
+    const input = lines.map((l) => `${l}\r\n`).join('');
+    const cut = input.indexOf('\n', 40_000); // second push starts with the LF of a split CRLF
+    sanitizer.push(input.slice(0, cut), sink);
+    sanitizer.push(input.slice(cut), sink);
+    expect(blocks).toHaveLength(2);
+    expect(blocks.join('')).toBe(lines.map((l) => `${l}\n`).join(''));
+  });
+
+  it('stops a multi-line run at a lone CR, ESC and other controls', () => {
+    const sink = run(['a\r\nb\nc\rd\r\ne\x1b[1mf\r\ng\x07h\n']);
+    expect(sink.materialized).toBe('a\nb\nd\nef\ngh\n');
+    expect(sink.blockCalls).toBe(4); // "a\nb\nc", "d\ne", "f\ng", "h\n"
   });
 
   it('rejects a bound below one character', () => {

@@ -91,6 +91,10 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
   /** Sequence number of the newest completed line that lost its head to the byte bound (-1: none). */
   private lastTrimmedSeq = -1;
   private dropped = false;
+  /** Scratch of {@link appendLines}: start and UTF-8 size of each kept line, newest first. */
+  private readonly scratchStarts: number[] = [];
+  private readonly scratchBytes: number[] = [];
+  private scratchEnds: Int32Array | undefined;
 
   constructor(options: LineRingOptions) {
     this.maxLines = requireCount(options.maxLines, 'maxLines', 1);
@@ -117,15 +121,24 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
     return this.dropped;
   }
 
-  /** Several lines at once: `text` + `newline` for each `\n`-terminated piece, then `text` of the rest. */
+  /**
+   * Several lines at once: exactly `text` + `newline` for each `\n`-terminated piece, then `text` of
+   * the rest, but the lines after the first `\n` cost O(1) each and only those that can survive the
+   * bounds are stored (see {@link appendLines}).
+   */
   textBlock(block: string): void {
-    let start = 0;
-    for (let end = block.indexOf('\n'); end !== -1; end = block.indexOf('\n', start)) {
-      if (end > start) this.text(block.slice(start, end));
-      this.newline();
-      start = end + 1;
+    const first = block.indexOf('\n');
+    if (first === -1) {
+      this.text(block);
+      return;
     }
-    if (start < block.length) this.text(start === 0 ? block : block.slice(start));
+    if (first > 0) this.text(block.slice(0, first));
+    this.newline();
+    let end = first + 1;
+    if (end < block.length) {
+      end = this.appendLines(block, end, block.length, Buffer.byteLength(block, 'utf8') === block.length);
+    }
+    if (end < block.length) this.text(block.slice(end));
   }
 
   /** The open (last, unterminated) line as it is now. */
@@ -282,6 +295,103 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
   private slot(i: number): number {
     const slot = this.head + i;
     return slot >= this.lines.length ? slot - this.lines.length : slot;
+  }
+
+  /**
+   * Completes the `\n`-terminated lines of `block[from, limit)` (the open line is empty) and returns
+   * the index after the last such `\n` (`from` if none). Equivalent to `text` + `newline` per line:
+   * the ring ends up with the newest lines that fit both bounds, and a line that would be evicted
+   * within the block is never stored. One forward `indexOf` pass finds the line ends (only the newest
+   * `maxLines + 1` are remembered), then the newest lines are taken while they fit. UTF-8 sizes come
+   * from one `Buffer.byteLength` of the block when it is ASCII (`ascii`). Kept lines point into the
+   * block when they are a large share of it, else into one copy of their part (a few lines must not
+   * pin a big block).
+   */
+  private appendLines(block: string, from: number, limit: number, ascii: boolean): number {
+    const ends = this.lineEnds();
+    const cap = ends.length;
+    let n = 0;
+    for (let i = block.indexOf('\n', from); i !== -1 && i < limit; i = block.indexOf('\n', i + 1)) {
+      ends[n % cap] = i;
+      n += 1;
+    }
+    if (n === 0) return from;
+    const to = ends[(n - 1) % cap]! + 1;
+    const starts = this.scratchStarts;
+    const sizes = this.scratchBytes;
+    let kept = 0;
+    let keptBytes = 0;
+    while (kept < n && kept < this.maxLines) {
+      const k = n - 1 - kept;
+      const lineStart = k === 0 ? from : ends[(k - 1) % cap]! + 1;
+      const lineEnd = ends[k % cap]!;
+      const bytes = ascii ? lineEnd - lineStart : Buffer.byteLength(block.slice(lineStart, lineEnd), 'utf8');
+      if (keptBytes + bytes + 1 > this.maxBytes) {
+        if (bytes + 1 > this.maxBytes) {
+          // A line over the byte bound by itself is trimmed, and where a character boundary leaves it
+          // a few bytes short, lines before and after it may still fit: take the exact slow path for
+          // it alone, the fast one for the lines on either side (computed before `ends` is reused).
+          if (lineStart > from) this.appendLines(block, from, lineStart, ascii);
+          this.text(block.slice(lineStart, lineEnd));
+          this.newline();
+          if (lineEnd + 1 < to) this.appendLines(block, lineEnd + 1, to, ascii);
+          return to;
+        }
+        break;
+      }
+      starts[kept] = lineStart;
+      sizes[kept] = bytes;
+      kept += 1;
+      keptBytes += bytes + 1;
+    }
+    this.detachWaiting();
+    if (kept < n) {
+      this.skipLines(n - kept);
+    } else {
+      while (
+        this.count > 0 &&
+        (this.count + kept > this.maxLines || this.completedBytes + keptBytes > this.maxBytes)
+      ) {
+        this.evictOldest();
+      }
+    }
+    while (this.count + kept > this.lines.length) this.grow();
+    const begin = starts[kept - 1]!;
+    let store = block;
+    let base = 0;
+    if ((to - begin) * 2 < block.length) {
+      store = detach(block.slice(begin, to));
+      base = begin;
+    }
+    for (let k = kept - 1; k >= 0; k--) {
+      const slot = this.slot(this.count);
+      const lineStart = starts[k]!;
+      this.lines[slot] = store;
+      this.lineStart[slot] = lineStart - base;
+      this.lineChars[slot] = (k === 0 ? to : starts[k - 1]!) - 1 - lineStart;
+      this.lineBytes[slot] = sizes[k]!;
+      this.count += 1;
+    }
+    this.completedBytes += keptBytes;
+    return to;
+  }
+
+  /** Scratch of {@link appendLines}: the newest `maxLines + 1` line ends of a block (circular). */
+  private lineEnds(): Int32Array {
+    if (this.scratchEnds === undefined) this.scratchEnds = new Int32Array(this.maxLines + 1);
+    return this.scratchEnds;
+  }
+
+  /**
+   * Accounts `n` lines that were completed and evicted within one block: everything held is older than
+   * they are, so it goes too.
+   */
+  private skipLines(n: number): void {
+    if (n === 0) return;
+    this.detachWaiting();
+    while (this.count > 0) this.evictOldest();
+    this.firstSeq += n;
+    this.dropped = true;
   }
 
   /** Copies the waiting lines into one block string and points their slots at it. */
