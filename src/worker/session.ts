@@ -47,6 +47,8 @@ const FLOOD_GAP_MS = 1;
 const FLOOD_BATCH_MS = 2;
 /** … or until this many characters are pending (bounds the batch's memory and latency). */
 const FLOOD_BATCH_CHARS = 256 * 1024;
+/** Largest slice of output processed in one go while a backlog waits (see `processOutput`). */
+const PROCESS_SLICE_CHARS = 32 * 1024;
 /** Settled sends kept so `awaitSend`/`readSendOutput` can still answer right after the settle. */
 const SETTLED_SENDS_KEPT = 4;
 
@@ -382,22 +384,40 @@ export class SessionCore {
     else setImmediate(this.processOutput);
   }
 
-  /** Where a byte enters the pipeline: replier (queries), sanitizer → scrollback, send, live stream. */
+  /**
+   * Where a byte enters the pipeline: replier (queries), sanitizer → scrollback, send, live stream.
+   * A large backlog is processed in slices of PROCESS_SLICE_CHARS with a turn of the event loop in
+   * between, so the pty keeps being read while output is processed: the kernel buffers only ~68 KiB,
+   * and a writer blocked on a full buffer is throughput lost.
+   */
   private readonly processOutput = (): void => {
     this.outputScheduled = false;
     clearTimeout(this.outputTimer);
     const pending = this.pendingOutput;
     if (pending.length === 0) return;
-    this.pendingOutput = [];
-    this.pendingChars = 0;
-    const data = pending.length === 1 ? pending[0]! : pending.join('');
+    let take = 0;
+    let chars = 0;
+    while (take < pending.length && chars < PROCESS_SLICE_CHARS) chars += pending[take++]!.length;
+    const slice = take === pending.length ? pending : pending.slice(0, take);
+    this.pendingOutput = take === pending.length ? [] : pending.slice(take);
+    this.pendingChars -= chars;
+    const data = slice.length === 1 ? slice[0]! : slice.join('');
     this.replier?.feed(data);
     this.sanitizer.push(data, this.sink);
     (this.active?.op ?? this.startup)?.endOfChunk();
+    if (this.pendingOutput.length > 0 && !this.outputScheduled) {
+      this.outputScheduled = true;
+      setImmediate(this.processOutput);
+    }
   };
 
+  /** Processes every pending read now (before exit handling, and before a probe judges /proc). */
+  private processAllOutput(): void {
+    while (this.pendingOutput.length > 0) this.processOutput();
+  }
+
   private onExit(exitCode: number, signal: number | undefined): void {
-    this.processOutput(); // output read before the exit belongs to the session (and its send)
+    this.processAllOutput(); // output read before the exit belongs to the session (and its send)
     this.exitStatus = {
       kind: 'exited',
       exitCode: signal ? null : exitCode,
@@ -464,7 +484,7 @@ export class SessionCore {
       },
       status: () => this.exitStatus,
       output: this.outputWindow,
-      flushOutput: () => this.processOutput(),
+      flushOutput: () => this.processAllOutput(),
     };
   }
 
