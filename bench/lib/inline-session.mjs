@@ -31,6 +31,10 @@ export class OutputClock {
   rewriteLine() {
     this.lastOutputAt = performance.now();
   }
+  textBlock(block) {
+    this.chars += block.length;
+    this.lastOutputAt = performance.now();
+  }
   setEnabled() {}
   dispose() {}
 }

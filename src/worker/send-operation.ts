@@ -31,6 +31,9 @@ const STDIN_CONFIRM_MS = 3;
 /** How long a half-typed line must sit at the prompt, output-free, before a cancel clears it. */
 const RESIDUE_CONFIRM_MS = 20;
 
+/** Probes on consecutive event-loop turns after a prompt candidate, before falling back to timers. */
+const CANDIDATE_SPIN_PROBES = 32;
+
 /** Quiet time after output before a probe looks: while output flows, nobody is blocked on input. */
 const QUIET_PROBE_MS = 1;
 
@@ -128,6 +131,8 @@ export class SendOperation {
   private residueSeen: { outputSeq: number; at: number } | undefined;
   private lastOutputAt = 0;
   private probeDueAt = Number.POSITIVE_INFINITY;
+  private probeImmediate: NodeJS.Immediate | undefined;
+  private candidateSpins = 0;
   private readinessStopped = false;
   private inputMayBePending: boolean;
   private confirm: PendingConfirm | undefined;
@@ -268,6 +273,7 @@ export class SendOperation {
     if (this.state.kind !== 'waiting') return;
     this.probeStep = 0;
     if (this.tracker.candidate !== undefined) {
+      this.candidateSpins = 0;
       this.probe(); // a prompt settles the moment it is proven: no quiet period in between
       return;
     }
@@ -313,8 +319,8 @@ export class SendOperation {
     this.readinessStopped = true;
     // The absolute deadline stays armed: if teardown fails, the send still settles within timeoutMs.
     clearTimeout(this.silenceTimer);
-    clearTimeout(this.probeTimer);
-    this.silenceTimer = this.probeTimer = undefined;
+    this.silenceTimer = undefined;
+    this.clearProbe();
   }
 
   /** The shell exited or the session closed: settle `session_exit`. */
@@ -377,7 +383,7 @@ export class SendOperation {
   }
 
   private scheduleProbe(delayMs: number): void {
-    clearTimeout(this.probeTimer);
+    this.clearProbe();
     this.probeDueAt = performance.now() + delayMs;
     this.probeTimer = setTimeout(() => this.probe(), delayMs);
   }
@@ -389,14 +395,14 @@ export class SendOperation {
   }
 
   private probe(): void {
-    clearTimeout(this.probeTimer);
-    this.probeTimer = undefined;
+    this.clearProbe();
     this.probeDueAt = Number.POSITIVE_INFINITY;
     if (this.state.kind !== 'waiting') return;
     // Output already read from the pty is judged before /proc is: a prompt the shell printed before it
     // blocked must be seen together with that block. (Flushing may settle this send re-entrantly.)
     this.env.flushOutput();
-    if (this.state.kind !== 'waiting' || this.probeTimer !== undefined) return;
+    if (this.state.kind !== 'waiting' || this.probeTimer !== undefined || this.probeImmediate !== undefined)
+      return;
     const sinceOutput = performance.now() - this.lastOutputAt;
     if (sinceOutput < QUIET_PROBE_MS && this.tracker.candidate === undefined) {
       // Output is still flowing: nobody is blocked on input yet. Look again once it pauses.
@@ -466,7 +472,28 @@ export class SendOperation {
       return;
     }
     this.confirm = undefined;
+    if (candidate !== undefined && this.candidateSpins < CANDIDATE_SPIN_PROBES) {
+      // The shell printed its prompt and blocks on the terminal microseconds later: look again on the
+      // next turn of the event loop rather than after a timer's millisecond.
+      this.candidateSpins++;
+      this.scheduleImmediateProbe();
+      return;
+    }
     this.scheduleProbe(this.nextBackoff());
+  }
+
+  private scheduleImmediateProbe(): void {
+    this.clearProbe();
+    this.probeDueAt = performance.now();
+    this.probeImmediate = setImmediate(() => this.probe());
+  }
+
+  /** Cancels a pending probe, whichever way it was scheduled. */
+  private clearProbe(): void {
+    clearTimeout(this.probeTimer);
+    clearImmediate(this.probeImmediate);
+    this.probeTimer = undefined;
+    this.probeImmediate = undefined;
   }
 
   private settle(reason: WaitReason, candidate?: PromptCandidate): void {
@@ -501,8 +528,8 @@ export class SendOperation {
   private clearTimers(): void {
     clearTimeout(this.deadlineTimer);
     clearTimeout(this.silenceTimer);
-    clearTimeout(this.probeTimer);
-    this.deadlineTimer = this.silenceTimer = this.probeTimer = undefined;
+    this.clearProbe();
+    this.deadlineTimer = this.silenceTimer = undefined;
   }
 
   private async settledSideEffects(): Promise<void> {

@@ -41,8 +41,8 @@ import { TerminalReplier } from './terminal-replier.js';
 const EXIT_EVENT_WAIT_MS = 2_000;
 /** Depth bound when checking that a marker's pid descends from the pty child. */
 const MAX_ANCESTRY_DEPTH = 16;
-/** Reads closer together than this mean output is flowing (a flood), not an interactive reply. */
-const FLOOD_GAP_MS = 1;
+/** A read at least this long filled most of the kernel's 4 KiB line buffer: a flood, not a reply. */
+const FULL_READ_CHARS = 3_072;
 /** While output flows, reads are gathered for this long before they are processed together … */
 const FLOOD_BATCH_MS = 2;
 /** … or until this many characters are pending (bounds the batch's memory and latency). */
@@ -70,7 +70,6 @@ export class SessionCore {
   private pendingChars = 0;
   private outputScheduled = false;
   private outputTimer: NodeJS.Timeout | undefined;
-  private lastDataAt = Number.NEGATIVE_INFINITY;
   private readonly sanitizer: OutputSanitizer;
   private readonly sink: SanitizerSink;
   private term: pty.IPty | undefined;
@@ -362,16 +361,16 @@ export class SessionCore {
   }
 
   /**
-   * A pty data chunk. Interactive output (a chunk after a pause) is processed in the same event-loop
-   * turn, so a prompt settles without delay. Output that keeps coming (a flood: the kernel hands over
+   * A pty data chunk. Interactive output (a short read) is processed in the same event-loop turn, so a
+   * prompt settles without delay. Output that keeps coming (a flood: the kernel hands over
    * ~4 KiB per read) is gathered for up to FLOOD_BATCH_MS or FLOOD_BATCH_CHARS and processed as one
    * batch: reading is never held up by processing each small read, and per-batch work (replier plan,
    * sanitizer entry, readiness bookkeeping) is paid once per batch.
    */
   private onData(chunk: string): void {
-    const now = performance.now();
-    const flowing = now - this.lastDataAt < FLOOD_GAP_MS;
-    this.lastDataAt = now;
+    // A read that came back nearly full (the line discipline hands over at most ~4 KiB) means more is
+    // already waiting: output is flowing. A short read is an interactive reply: process it this turn.
+    const flowing = chunk.length >= FULL_READ_CHARS;
     this.pendingOutput.push(chunk);
     this.pendingChars += chunk.length;
     if (this.pendingChars >= FLOOD_BATCH_CHARS) {
