@@ -105,6 +105,9 @@ describe('engine: a dying engine thread', () => {
       await expect(session.signal('SIGINT')).rejects.toSatisfy((e) =>
         isTerminalError(e, 'ENGINE_THREAD_DIED'),
       );
+      // The guard SIGKILLed the shell before the calls were rejected; it is gone within moments.
+      const deadline = Date.now() + 2_000;
+      while (isAlive(session.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       expect(isAlive(session.pid)).toBe(false);
       // The host keeps working: a new session on a replacement thread.
       const next = await engine.spawn();

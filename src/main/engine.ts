@@ -4,7 +4,7 @@
  * Piscina and Comlink are used this way and which guards make it safe.
  */
 import { statSync } from 'node:fs';
-import { MessageChannel, type ResourceLimits } from 'node:worker_threads';
+import { MessageChannel, type ResourceLimits, type Worker } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import { Piscina } from 'piscina';
 import { installErrorTransfer, portEndpoint } from '../shared/comlink-bridge.js';
@@ -33,6 +33,12 @@ export interface EngineOptions extends EngineConfigInput {
 const THREAD_IDLE_TIMEOUT_MS = 60_000;
 /** Tasks per thread: each session is one long-lived task, so this bounds sessions per thread. */
 const SESSIONS_PER_THREAD = 4096;
+
+/**
+ * How long the host waits for a dead engine thread to finish exiting before its shells are killed
+ * anyway (a thread whose pty child ignores SIGHUP only finishes once that child dies).
+ */
+const THREAD_EXIT_WAIT_MS = 2_000;
 
 /** Extra time, beyond the teardown grace, for a last close attempt of a session whose close failed. */
 const FINAL_CLOSE_MARGIN_MS = 5_000;
@@ -157,10 +163,15 @@ class Engine implements PtyEngine, EngineInternals {
     const task: Promise<unknown> = this.pool.run(taskData, {
       transferList: [control.port2, data.port2] as never,
     });
+    let hostThread: Worker | undefined;
     const death = task.then(
       () => new Promise<never>(() => undefined), // finished normally: never "dies"
-      (error: unknown) => {
-        // The thread died (or the task failed outside the session): kill the shell this host knew of.
+      async (error: unknown) => {
+        // The thread died (or the task failed outside the session): kill the shell this host knew of —
+        // but only once the thread is fully gone. Piscina reports a thread's uncaught error before the
+        // thread has finished exiting, and a shell dying meanwhile would run node-pty's exit callback
+        // inside the half-torn-down thread, which aborts the whole process (SPEC §2).
+        await waitForThreadExit(hostThread, THREAD_EXIT_WAIT_MS);
         this.guard.killSession(id);
         throw new TerminalError('ENGINE_THREAD_DIED', `the engine thread hosting session ${id} died`, {
           cause: error,
@@ -185,6 +196,7 @@ class Engine implements PtyEngine, EngineInternals {
     let launched = false;
     try {
       const info = await this.launchLock.run(() => call(() => remote.launch()));
+      hostThread = this.pool.threads.find((thread) => thread.threadId === info.threadId);
       launched = true;
       this.tasks.set(id, closeUnpublished);
       this.guard.register(id, info.identity);
@@ -270,6 +282,21 @@ function withAbort<T>(call: Promise<T>, signal: AbortSignal | undefined): Promis
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
     call.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/** Resolves once `thread` has exited (at once if it already has, or is unknown), or after `ms`. */
+function waitForThreadExit(thread: Worker | undefined, ms: number): Promise<void> {
+  // Node sets threadId to -1 once a Worker has exited.
+  if (thread === undefined || thread.threadId === -1) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      thread?.off('exit', done);
+      resolve();
+    }
+    thread.once('exit', done);
   });
 }
 
