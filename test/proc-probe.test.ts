@@ -23,6 +23,7 @@ import {
   schedSwitches,
   threadIds,
 } from '../src/worker/proc-probe.js';
+import { until } from './support/until.js';
 
 /** A stat line as the kernel prints it: 52 fields, comm in parentheses. */
 function statLine(pid: number, comm: string, fields: Partial<Record<number, string | number>> = {}): string {
@@ -98,16 +99,6 @@ function killQuietly(pid: number): void {
     process.kill(pid, 'SIGKILL');
   } catch (_alreadyGone) {
     // ESRCH: it exited between the scan and the kill.
-  }
-}
-
-async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
 

@@ -13,11 +13,8 @@ import {
   sampleForeground,
   type ThreadWait,
 } from '../src/worker/stdin-wait.js';
+import { until } from './support/until.js';
 
-/** Bound of every wait for a program to reach its blocking call (python3/node start in ~50–300 ms). */
-const SETTLE_DEADLINE_MS = 8_000;
-/** Poll period of those waits. */
-const POLL_MS = 10;
 /** Samples taken to show a negative verdict is stable, not a lucky instant. */
 const STABLE_SAMPLES = 5;
 
@@ -62,16 +59,6 @@ function jobMembers(shell: Shell): ThreadWait[] {
   const current = sample(shell);
   if (current === undefined || current.tpgid === current.shellPgrp) return [];
   return current.members.filter((m) => m.pid !== shell.term.pid);
-}
-
-async function until<T>(what: string, probe: () => T | undefined | false): Promise<T> {
-  const deadline = Date.now() + SETTLE_DEADLINE_MS;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
 }
 
 /** Runs `command` in the shell and waits until a foreground job member shows `syscalls`. */

@@ -18,6 +18,7 @@ import {
   readProcStat,
 } from '../src/worker/proc-probe.js';
 import { teardownProcessTree } from '../src/worker/teardown.js';
+import { until } from './support/until.js';
 
 /** Grace so long that a test finishing well within it proves teardown did not wait it out. */
 const LONG_GRACE_MS = 20_000;
@@ -30,16 +31,6 @@ interface Shell {
 
 const shells: Shell[] = [];
 const children: ChildProcess[] = [];
-
-async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 8_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 function spawnShell(): Shell {
   const term = spawn('/bin/bash', ['--norc', '--noprofile', '-i'], {
