@@ -60,6 +60,7 @@ export class RemoteSession implements TerminalSession {
   private nextSendId = 1;
   private closed = false;
   private closeCall: Promise<SessionOutcome> | undefined;
+  private released = false;
 
   constructor(private readonly parts: RemoteSessionParts) {
     this.id = parts.id;
@@ -141,7 +142,6 @@ export class RemoteSession implements TerminalSession {
   }
 
   close(reason = 'closed'): Promise<SessionOutcome> {
-    if (this.closed && this.closeCall !== undefined) return this.closeCall;
     this.closeCall ??= (async () => {
       const outcome = await this.call(() => this.remote.close(reason));
       // The task resolves right after close(); waiting for it means the thread holds nothing of ours.
@@ -181,8 +181,6 @@ export class RemoteSession implements TerminalSession {
     const ack: LiveOutputAck = { type: 'ack', chars: message.text.length };
     this.parts.dataPort.postMessage(ack);
   }
-
-  private released = false;
 
   private release(): void {
     if (this.released) return;

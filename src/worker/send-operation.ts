@@ -93,11 +93,7 @@ export interface SendOptions {
 export type StartupPhase = 'bash' | 'pwsh-wait' | 'pwsh-setup';
 
 /** States of a send. */
-type SendState =
-  | { kind: 'draining' }
-  | { kind: 'writing' }
-  | { kind: 'waiting' }
-  | { kind: 'settled'; result: TerminalSendResult };
+type SendState = { kind: 'draining' } | { kind: 'writing' } | { kind: 'waiting' } | { kind: 'settled' };
 
 /** A readiness verdict waiting out its confirm window. */
 interface PendingConfirm {
@@ -108,7 +104,10 @@ interface PendingConfirm {
   outputSeq: number;
 }
 
-/** One send. Feed it the sanitized stream with `text/newline/rewriteLine/osc`. */
+/**
+ * One send. Feed it the sanitized stream (`text`, `newline`, `textBlock`, `rewriteLine`, `osc`) and call
+ * `endOfChunk()` after each processed batch.
+ */
 export class SendOperation {
   /** Settles exactly once with the send's result (or rejects on a write/signal transport failure). */
   readonly done: Promise<TerminalSendResult>;
@@ -331,8 +330,7 @@ export class SendOperation {
   /** Rejects the send with a transport failure. */
   fail(error: unknown): void {
     if (this.settled) return;
-    const result = this.buildResult('session_exit', undefined);
-    this.state = { kind: 'settled', result };
+    this.state = { kind: 'settled' };
     this.clearTimers();
     this.rejectDone(error);
   }
@@ -499,7 +497,7 @@ export class SendOperation {
   private settle(reason: WaitReason, candidate?: PromptCandidate): void {
     if (this.settled) return;
     const result = this.buildResult(reason, candidate);
-    this.state = { kind: 'settled', result };
+    this.state = { kind: 'settled' };
     this.clearTimers();
     this.resolveDone(result);
   }

@@ -83,7 +83,7 @@ export class SessionCore {
   private active: { id: number; op: SendOperation } | undefined;
   private readonly settledSends = new Map<number, SendOperation>();
   private exitStatus: SessionStatus = { kind: 'running' };
-  private exited: Promise<void>;
+  private readonly exited: Promise<void>;
   private markExited!: () => void;
   private closing = false;
   private closeAttempt: Promise<SessionOutcome> | undefined;
