@@ -1,15 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TerminalError } from '../src/shared/errors.js';
+import { isLineText } from '../src/worker/line-text.js';
 import { OutputSanitizer, type SanitizerSink } from '../src/worker/sanitizer.js';
 
 /** Characters `text()` must never carry: C0 except TAB, DEL, C1. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for controls
 const FORBIDDEN_IN_TEXT = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/;
 
-/** Characters `textBlock()` must never carry: as for `text()`, but LF ends a line. */
+/** Characters `textBlock()` must never carry: as for `text()`, but LF (or CRLF) ends a line. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for controls
-const FORBIDDEN_IN_BLOCK = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+const FORBIDDEN_IN_BLOCK = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)/;
 
 /** An OSC payload with where it arrived: completed lines so far and the open line's content. */
 interface OscEvent {
@@ -39,12 +40,17 @@ class MaterializingSink implements SanitizerSink {
   rewriteLine(): void {
     this.open = '';
   }
-  /** By the contract's equivalence: text + newline per `\n`-terminated piece, then text of the rest. */
+  /**
+   * By the contract's equivalence: text + newline per `\n`-terminated piece (without the CR of a
+   * CRLF), then text of the rest.
+   */
   textBlock(block: string): void {
     expect(block).toContain('\n');
     expect(FORBIDDEN_IN_BLOCK.test(block)).toBe(false);
     this.blockCalls += 1;
-    const pieces = block.split('\n');
+    const pieces = block
+      .split('\n')
+      .map((piece, i, all) => (i < all.length - 1 ? piece.replace(/\r$/, '') : piece));
     const rest = pieces.pop()!;
     for (const piece of pieces) {
       if (piece !== '') this.text(piece);
@@ -62,12 +68,20 @@ class MaterializingSink implements SanitizerSink {
   }
 }
 
-/** Pushes `chunks` through a fresh sanitizer, checking the pending bound after every push. */
-function run(chunks: readonly string[], maxPendingChars = 1024): MaterializingSink & { pending: number } {
+/**
+ * Pushes `chunks` through a fresh sanitizer, checking the pending bound after every push. `routed`:
+ * each chunk goes the way the session sends it, through `pushLineText` when it is line text.
+ */
+function run(
+  chunks: readonly string[],
+  maxPendingChars = 1024,
+  routed = false,
+): MaterializingSink & { pending: number } {
   const sanitizer = new OutputSanitizer({ maxPendingChars });
   const sink = new MaterializingSink();
   for (const chunk of chunks) {
-    sanitizer.push(chunk, sink);
+    if (routed && isLineText(chunk)) sanitizer.pushLineText(chunk, sink);
+    else sanitizer.push(chunk, sink);
     expect(sanitizer.pendingLength).toBeLessThanOrEqual(maxPendingChars);
   }
   return Object.assign(sink, { pending: sanitizer.pendingLength });
@@ -152,7 +166,8 @@ describe('OutputSanitizer properties', () => {
           const whole = run([input], maxPending);
           const split = run(splitAt(input, positions), maxPending);
           const perChar = run([...input.split('')], maxPending);
-          for (const other of [split, perChar]) {
+          const routed = run(splitAt(input, positions), maxPending, true);
+          for (const other of [split, perChar, routed]) {
             expect(other.materialized).toBe(whole.materialized);
             expect(other.oscs).toEqual(whole.oscs);
             expect(other.pending).toBe(whole.pending);
@@ -161,6 +176,33 @@ describe('OutputSanitizer properties', () => {
       ),
       { numRuns: 400 },
     );
+  });
+
+  it('gives the same result through pushLineText as through push, for line text split anywhere', () => {
+    // Mostly line text, so most chunks take the fast route; the rare control sends some the general way.
+    const lineToken = fc.oneof(
+      { weight: 8, arbitrary: printable },
+      { weight: 6, arbitrary: fc.constantFrom('\r\n', '\n', '\r', '\r\r\n', '\t') },
+      { weight: 1, arbitrary: fc.constantFrom('\x1b[31m', '\x07', '\x0b', '\uD83D', '\x1b]133;D;0;n\x07') },
+    );
+    let fastChunks = 0;
+    fc.assert(
+      fc.property(
+        fc.array(lineToken, { maxLength: 60, size: 'max' }).map((tokens) => tokens.join('')),
+        fc.array(fc.nat(), { maxLength: 12 }),
+        (input, positions) => {
+          const chunks = splitAt(input, positions);
+          fastChunks += chunks.filter((chunk) => chunk !== '' && isLineText(chunk)).length;
+          const plain = run(chunks, 64);
+          const routed = run(chunks, 64, true);
+          expect(routed.materialized).toBe(plain.materialized);
+          expect(routed.oscs).toEqual(plain.oscs);
+          expect(routed.pending).toBe(plain.pending);
+        },
+      ),
+      { numRuns: 400 },
+    );
+    expect(fastChunks).toBeGreaterThan(1000);
   });
 
   it('never materializes ESC, CR or another control except TAB and LF', () => {

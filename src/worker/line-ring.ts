@@ -122,9 +122,9 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
   }
 
   /**
-   * Several lines at once: exactly `text` + `newline` for each `\n`-terminated piece, then `text` of
-   * the rest, but the lines after the first `\n` cost O(1) each and only those that can survive the
-   * bounds are stored (see {@link appendLines}).
+   * Several lines at once: exactly `text` + `newline` for each `\n`-terminated piece (without the CR of
+   * a CRLF line end), then `text` of the rest, but the lines after the first `\n` cost O(1) each and
+   * only those that can survive the bounds are stored (see {@link appendLines}).
    */
   textBlock(block: string): void {
     const first = block.indexOf('\n');
@@ -132,7 +132,8 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
       this.text(block);
       return;
     }
-    if (first > 0) this.text(block.slice(0, first));
+    const firstEnd = contentEnd(block, 0, first);
+    if (firstEnd > 0) this.text(block.slice(0, firstEnd));
     this.newline();
     let end = first + 1;
     if (end < block.length) {
@@ -298,7 +299,8 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
   }
 
   /**
-   * Completes the `\n`-terminated lines of `block[from, limit)` (the open line is empty) and returns
+   * Completes the `\n`-terminated lines of `block[from, limit)` (the open line is empty; a CR right
+   * before a `\n` belongs to the line end) and returns
    * the index after the last such `\n` (`from` if none). Equivalent to `text` + `newline` per line:
    * the ring ends up with the newest lines that fit both bounds, and a line that would be evicted
    * within the block is never stored. One forward `indexOf` pass finds the line ends (only the newest
@@ -324,7 +326,8 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
     while (kept < n && kept < this.maxLines) {
       const k = n - 1 - kept;
       const lineStart = k === 0 ? from : ends[(k - 1) % cap]! + 1;
-      const lineEnd = ends[k % cap]!;
+      const lineFeed = ends[k % cap]!;
+      const lineEnd = contentEnd(block, lineStart, lineFeed);
       const bytes = ascii ? lineEnd - lineStart : Buffer.byteLength(block.slice(lineStart, lineEnd), 'utf8');
       if (keptBytes + bytes + 1 > this.maxBytes) {
         if (bytes + 1 > this.maxBytes) {
@@ -334,7 +337,7 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
           if (lineStart > from) this.appendLines(block, from, lineStart, ascii);
           this.text(block.slice(lineStart, lineEnd));
           this.newline();
-          if (lineEnd + 1 < to) this.appendLines(block, lineEnd + 1, to, ascii);
+          if (lineFeed + 1 < to) this.appendLines(block, lineFeed + 1, to, ascii);
           return to;
         }
         break;
@@ -368,7 +371,7 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
       const lineStart = starts[k]!;
       this.lines[slot] = store;
       this.lineStart[slot] = lineStart - base;
-      this.lineChars[slot] = (k === 0 ? to : starts[k - 1]!) - 1 - lineStart;
+      this.lineChars[slot] = contentEnd(block, lineStart, (k === 0 ? to : starts[k - 1]!) - 1) - lineStart;
       this.lineBytes[slot] = sizes[k]!;
       this.count += 1;
     }
@@ -644,4 +647,9 @@ function dropHeadBytes(s: string, bytes: number, excess: number): { text: string
  */
 function detach(s: string): string {
   return s.length < DETACH_MIN_LENGTH ? s : ` ${s}`.slice(1);
+}
+
+/** End of the content of the line `block[lineStart, lineFeed)`: before the CR of a CRLF line end. */
+function contentEnd(block: string, lineStart: number, lineFeed: number): number {
+  return lineFeed > lineStart && block.charCodeAt(lineFeed - 1) === 0x0d ? lineFeed - 1 : lineFeed;
 }

@@ -16,6 +16,9 @@ const HIGH_WATERMARK_CHARS = 1024 * 1024;
 /** … and resume once the host caught up below this. */
 const LOW_WATERMARK_CHARS = 256 * 1024;
 
+/** CRLF line ends, which a text block may carry; the live stream uses LF only. */
+const CRLF = /\r\n/g;
+
 /** Batches sanitized output to the host while enabled. */
 export class LiveOutputPublisher {
   private enabled = false;
@@ -66,9 +69,9 @@ export class LiveOutputPublisher {
     if (this.enabled) this.push('\n');
   }
 
-  /** Several lines at once (`\n` ends each). */
+  /** Several lines at once (`\n` or `\r\n` ends each; subscribers get `\n` only). */
   textBlock(block: string): void {
-    if (this.enabled) this.push(block);
+    if (this.enabled) this.push(block.indexOf('\r') === -1 ? block : block.replace(CRLF, '\n'));
   }
 
   /** Start of a rewrite of the current line. */

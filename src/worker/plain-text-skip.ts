@@ -29,10 +29,6 @@
  */
 
 const ESC = 0x1b;
-const CR = 0x0d;
-const LF = 0x0a;
-const VT = 0x0b;
-const FF = 0x0c;
 const LEFT_BRACKET = 0x5b;
 const SEMICOLON = 0x3b;
 const DIGIT_ZERO = 0x30;
@@ -108,15 +104,15 @@ export function reducePlainRun(
   firstSequence: number,
   lineFeeds: number,
 ): string | undefined {
+  // Only LF is counted: VT and FF (rare) are line feeds too, so ignoring them can only lengthen the
+  // suffix, never make it too short. `lastIndexOf` hops from line to line, several times faster than a
+  // loop over every character (this runs on each batch of a flood).
   let at = end;
-  for (let seen = 0; seen < lineFeeds; ) {
-    at -= 1;
+  for (let seen = 0; seen < lineFeeds; seen++) {
+    at = text.lastIndexOf('\n', at - 1);
     if (at <= start) return undefined;
-    const code = text.charCodeAt(at);
-    if (code === LF || code === VT || code === FF) seen += 1;
   }
-  let sync = at - 1;
-  while (sync > start && text.charCodeAt(sync) !== CR) sync -= 1;
+  const sync = text.lastIndexOf('\r', at - 1);
   if (sync <= start) return undefined;
   return keptAttributes(text, firstSequence, sync) + text.slice(sync, end);
 }

@@ -35,9 +35,11 @@ export interface SanitizerSink {
   /** A lone CR followed by more text: what follows replaces the current line's content. */
   rewriteLine(): void;
   /**
-   * Several lines at once (the fast path of a flood): printable text in which each `\n` ends a line —
-   * exactly equivalent to `text(piece)` + `newline()` for each `\n`-terminated piece, then `text(rest)`.
-   * Never contains CR, ESC or another control except TAB and LF; always contains at least one `\n`.
+   * Several lines at once (the fast path of a flood): printable text in which each `\n` or `\r\n` ends
+   * a line — exactly equivalent to `text(piece)` + `newline()` for each piece ended by `\n` (without
+   * the CR of a `\r\n`), then `text(rest)`. A CR occurs only directly before an LF; never ESC or another
+   * control except TAB; always at least one `\n`. (Line-text chunks keep their CRLFs: normalizing them
+   * would copy every byte of a flood, and the scrollback only indexes line ends anyway.)
    * The block is a fresh string or at least half of the chunk it was cut from, so a sink may keep it
    * (or slices of it) without pinning much more memory than it holds.
    */
@@ -180,6 +182,49 @@ export class OutputSanitizer {
           break;
       }
     }
+  }
+
+  /**
+   * Same as {@link push} for a chunk known to be line text (`isLineText` in line-text.ts: printable
+   * characters, TAB, LF and CR only), but without scanning it again: the chunk goes to the sink in one
+   * call, CRLF line ends and all (see `SanitizerSink.textBlock`). Falls back to {@link push} when the state or the chunk needs
+   * the state machine: inside a sequence, a held surrogate half, a CR that is not part of a CRLF (except
+   * a trailing one, which stays pending exactly as in `push`), or a chunk that ends in a high surrogate.
+   */
+  pushLineText(chunk: string, sink: SanitizerSink): void {
+    const end = chunk.length;
+    if (end === 0) return;
+    if (this.mode !== Mode.Ground || this.heldHigh !== '') {
+      this.push(chunk, sink);
+      return;
+    }
+    const last = chunk.charCodeAt(end - 1);
+    if (last >= 0xd800 && last <= 0xdbff) {
+      this.push(chunk, sink);
+      return;
+    }
+    // Every CR must be the first half of a CRLF: a lone CR rewrites its line, which the state machine
+    // decides. Only a CR at the very end stays pending for the next chunk, as in ground().
+    const trailingCr = last === CR;
+    for (let cr = chunk.indexOf('\r'); cr !== -1 && cr < end - 1; cr = chunk.indexOf('\r', cr + 2)) {
+      if (chunk.charCodeAt(cr + 1) !== LF) {
+        this.push(chunk, sink);
+        return;
+      }
+    }
+    const text = trailingCr ? chunk.slice(0, -1) : chunk;
+    if (this.crPending && text !== '') {
+      // As in ground(): a chunk that starts with a line end (LF, or the CRLF of CR CR LF) completes the
+      // pending CR's line; one that starts with text rewrites it.
+      this.crPending = false;
+      const first = text.charCodeAt(0);
+      if (first !== LF && first !== CR) sink.rewriteLine();
+    }
+    if (text !== '') {
+      if (text.indexOf('\n') === -1) sink.text(text);
+      else sink.textBlock(text);
+    }
+    if (trailingCr) this.crPending = true;
   }
 
   /** Emits the high surrogate held from the last chunk, joined with its low half when that starts `chunk`. */

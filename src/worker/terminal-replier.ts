@@ -268,6 +268,31 @@ export class TerminalReplier {
   }
 
   /**
+   * Same as {@link feed} for a chunk known to be line text (`isLineText` in line-text.ts), which can
+   * cause no reply: while the terminal is idle and nothing is held open, the chunk joins the held plain
+   * run without being scanned again (and is shortened with it). Otherwise it takes the general route of
+   * {@link feed}.
+   */
+  feedLineText(data: string): void {
+    if (this.disposed || data.length === 0) return;
+    const idle =
+      !this.writing &&
+      this.scheduled === undefined &&
+      this.queue.length === 0 &&
+      this.carryAt >= this.carry.length &&
+      this.held.open === '';
+    const lineFeeds = idle ? this.lineFeedsForSkip() : undefined;
+    if (lineFeeds === undefined) {
+      this.feed(data);
+      return;
+    }
+    this.counters.charsFed += data.length;
+    this.held.append(data, data.length, -1);
+    // Held output past its bound is parsed by the next pump, as for chunks held through `feed`.
+    if (!this.shortenHeld(lineFeeds)) this.schedule();
+  }
+
+  /**
    * Resolves once everything fed so far has been parsed (or held back as plain output, which cannot
    * reply) and every resulting reply has been passed to `reply`, or once the replier is disposed.
    */
@@ -367,17 +392,24 @@ export class TerminalReplier {
       if (end < text.length && !this.scanner.openSequence) return false;
       this.queue.shift();
       this.held.append(text, end, this.scanner.firstSequence);
-      if (this.held.plainLength > SHORTEN_HELD_AT_CHARS) {
-        const plain = this.held.plainText();
-        const reduced = reducePlainRun(plain, 0, plain.length, this.held.firstSequence, lineFeeds);
-        if (reduced !== undefined) {
-          this.counters.shortenedRuns += 1;
-          this.held.replacePlain(reduced);
-        }
-        if (this.held.plainLength > MAX_HELD_CHARS) return false;
-      }
+      if (!this.shortenHeld(lineFeeds)) return false;
     }
     return true;
+  }
+
+  /**
+   * Shortens the held run once it grew past {@link SHORTEN_HELD_AT_CHARS}. False when it is still too
+   * long to keep ({@link MAX_HELD_CHARS}) and must be written.
+   */
+  private shortenHeld(lineFeeds: number): boolean {
+    if (this.held.plainLength <= SHORTEN_HELD_AT_CHARS) return true;
+    const plain = this.held.plainText();
+    const reduced = reducePlainRun(plain, 0, plain.length, this.held.firstSequence, lineFeeds);
+    if (reduced !== undefined) {
+      this.counters.shortenedRuns += 1;
+      this.held.replacePlain(reduced);
+    }
+    return this.held.plainLength <= MAX_HELD_CHARS;
   }
 
   /** Removes the leading run of queued chunks (up to the next resize) and joins them once. */
