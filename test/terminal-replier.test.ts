@@ -149,6 +149,34 @@ describe('TerminalReplier idle signalling and batching', () => {
     expect(r.stats.charsParsed).toBeLessThan(flood.length / 20);
   });
 
+  it('holds line text fed through feedLineText, shortening it as it grows, and answers like a full parse', async () => {
+    const longLines = logLines(3_000).replaceAll('\r\n', ` ${'x'.repeat(300)}\r\n`);
+    const cases = [
+      { name: 'plain lines', before: '', flood: logLines(20_000) },
+      { name: 'after an SGR held with them', before: '\x1b[1;32mgreen ', flood: logLines(20_000) },
+      { name: 'lines too long for the newest chunks alone', before: '', flood: longLines },
+    ];
+    for (const { name, before, flood } of cases) {
+      const { replier: r, replies } = replier(160, 40);
+      const reference = referenceTerminal(160, 40);
+      r.feed(before);
+      for (let at = 0; at < flood.length; at += 4096) {
+        const chunk = flood.slice(at, at + 4096);
+        expect(isLineText(chunk)).toBe(true);
+        r.feedLineText(chunk);
+      }
+      r.feed(`\x1b[0mtail${CPR}`);
+      await r.whenIdle();
+      await written(reference.terminal, `${before}${flood}\x1b[0mtail${CPR}`);
+      expect(replies, name).toEqual(reference.replies);
+      expect(screenState(Reflect.get(r, 'terminal') as Terminal), name).toEqual(
+        screenState(reference.terminal),
+      );
+      expect(r.stats.charsParsed, name).toBeLessThan(flood.length / 20);
+      expect(r.stats.shortenedRuns, name).toBeGreaterThan(flood.length / (128 * 1024));
+    }
+  });
+
   it('ends a write before a long plain run so the next write can shorten it, and bounds each write', async () => {
     const { replier: r, replies } = replier(80, 24);
     const flood = logLines(5_000);

@@ -18,21 +18,17 @@ const BASH_ARGV = ['/bin/bash', '--noprofile', '--norc', '-i'];
 export class OutputClock {
   constructor() {
     this.lastOutputAt = 0;
-    this.chars = 0;
   }
-  text(s) {
-    this.chars += s.length;
+  text() {
     this.lastOutputAt = performance.now();
   }
   newline() {
-    this.chars++;
     this.lastOutputAt = performance.now();
   }
   rewriteLine() {
     this.lastOutputAt = performance.now();
   }
-  textBlock(block) {
-    this.chars += block.length;
+  textBlock() {
     this.lastOutputAt = performance.now();
   }
   setEnabled() {}

@@ -37,6 +37,12 @@ const MAX_HELD_CHARS = 128 * 1024;
 const SHORTEN_HELD_AT_CHARS = 64 * 1024;
 
 /**
+ * When the held run holds no sequence, shortening first tries only its newest chunks, this many
+ * characters: enough for the suffix it keeps (about `2 × rows` lines) unless lines are very long.
+ */
+const SHORTEN_TAIL_CHARS = 16 * 1024;
+
+/**
  * A plain run later in a batch at least this long ends the write before it, so the next write can skip
  * most of it. Shorter runs are not worth the extra write (about 1 ms of scheduling in xterm).
  */
@@ -158,6 +164,16 @@ class HeldOutput {
     this.open = plainEnd === text.length ? '' : text.slice(plainEnd);
   }
 
+  /** The newest chunks of the plain run, joined, holding at least `minChars` (or all there is). */
+  plainTail(minChars: number): string {
+    let first = this.chunks.length;
+    let chars = 0;
+    while (first > 0 && chars < minChars) chars += this.chunks[--first]!.length;
+    if (first === 0) return this.plainText();
+    const tail = this.chunks.slice(first);
+    return tail.length === 1 ? tail[0]! : tail.join('');
+  }
+
   /** The plain run as one string. */
   plainText(): string {
     if (this.chunks.length > 1) this.chunks = [this.chunks.join('')];
@@ -261,8 +277,7 @@ export class TerminalReplier {
     if (this.writing || this.scheduled !== undefined) return;
     // Idle, so the terminal state is exact: plain output is held right away, without a scheduled turn.
     if (this.queue.length === 1 && this.carryAt >= this.carry.length) {
-      const lineFeeds = this.lineFeedsForSkip();
-      if (lineFeeds !== undefined && this.holdPlainChunks(lineFeeds)) return;
+      if (this.lineFeedsForSkip() !== undefined && this.holdPlainChunks()) return;
     }
     this.schedule();
   }
@@ -281,15 +296,16 @@ export class TerminalReplier {
       this.queue.length === 0 &&
       this.carryAt >= this.carry.length &&
       this.held.open === '';
-    const lineFeeds = idle ? this.lineFeedsForSkip() : undefined;
-    if (lineFeeds === undefined) {
+    // While output is held, the terminal has parsed nothing since the hold began (every write and
+    // resize takes the held output first), so the fast path's preconditions checked then still hold.
+    if (!idle || (this.held.isEmpty && this.lineFeedsForSkip() === undefined)) {
       this.feed(data);
       return;
     }
     this.counters.charsFed += data.length;
     this.held.append(data, data.length, -1);
     // Held output past its bound is parsed by the next pump, as for chunks held through `feed`.
-    if (!this.shortenHeld(lineFeeds)) this.schedule();
+    if (!this.shortenHeld()) this.schedule();
   }
 
   /**
@@ -373,8 +389,7 @@ export class TerminalReplier {
         this.terminal.resize(head.cols, head.rows);
         continue;
       }
-      const lineFeeds = this.lineFeedsForSkip();
-      if (lineFeeds !== undefined && this.holdPlainChunks(lineFeeds)) continue;
+      if (this.lineFeedsForSkip() !== undefined && this.holdPlainChunks()) continue;
       const held = this.held.take();
       this.plan(held.text + this.takeChunks(), 0, held.plainLength, held.firstSequence, false);
     }
@@ -385,14 +400,14 @@ export class TerminalReplier {
    * True when every chunk up to the next resize (or the end) was held; false when a chunk that is not
    * plain, or a held run too long to keep, must be written.
    */
-  private holdPlainChunks(lineFeeds: number): boolean {
+  private holdPlainChunks(): boolean {
     for (let head = this.queue[0]; typeof head === 'string'; head = this.queue[0]) {
       const text = this.held.open + head;
       const end = this.scanner.scan(text, 0);
       if (end < text.length && !this.scanner.openSequence) return false;
       this.queue.shift();
       this.held.append(text, end, this.scanner.firstSequence);
-      if (!this.shortenHeld(lineFeeds)) return false;
+      if (!this.shortenHeld()) return false;
     }
     return true;
   }
@@ -401,10 +416,22 @@ export class TerminalReplier {
    * Shortens the held run once it grew past {@link SHORTEN_HELD_AT_CHARS}. False when it is still too
    * long to keep ({@link MAX_HELD_CHARS}) and must be written.
    */
-  private shortenHeld(lineFeeds: number): boolean {
+  private shortenHeld(): boolean {
     if (this.held.plainLength <= SHORTEN_HELD_AT_CHARS) return true;
-    const plain = this.held.plainText();
-    const reduced = reducePlainRun(plain, 0, plain.length, this.held.firstSequence, lineFeeds);
+    const lineFeeds = this.lineFeedsForSkip();
+    if (lineFeeds === undefined) return this.held.plainLength <= MAX_HELD_CHARS;
+    // Without sequences in the held run, its newest part alone may already hold the suffix to keep:
+    // everything before that suffix's sync CR is plain output that only scrolls away. That spares
+    // joining the whole run; when the newest part is too short, the whole run is used.
+    let reduced: string | undefined;
+    if (this.held.firstSequence < 0) {
+      const tail = this.held.plainTail(SHORTEN_TAIL_CHARS);
+      reduced = reducePlainRun(tail, 0, tail.length, -1, lineFeeds);
+    }
+    if (reduced === undefined) {
+      const plain = this.held.plainText();
+      reduced = reducePlainRun(plain, 0, plain.length, this.held.firstSequence, lineFeeds);
+    }
     if (reduced !== undefined) {
       this.counters.shortenedRuns += 1;
       this.held.replacePlain(reduced);
