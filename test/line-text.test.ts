@@ -1,28 +1,21 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isLineText } from '../src/worker/line-text.js';
+import { asciiLineTextEnd } from '../src/worker/ascii-line-scan.js';
+import { isLineText, isLineTextByRegex } from '../src/worker/line-text.js';
 
 /** The definition, as one plain regex: printable characters, TAB, LF and CR. */
 const LINE_TEXT = /^[\t\n\r\x20-\x7e\xa0-\uffff]*$/;
 
-describe('isLineText', () => {
-  it('accepts printable text with TAB, LF and CR line ends, in ASCII and beyond', () => {
-    expect(isLineText('')).toBe(true);
-    expect(isLineText('2026-11-30 INFO ok\r\n\tat x\n')).toBe(true);
-    expect(isLineText('naïve — 日本語 😀\r\n')).toBe(true);
-    expect(isLineText('progress 10%\rprogress 20%')).toBe(true);
-  });
+/** Both implementations: the SIMD scan where available (it is on our machines) and the regex fallback. */
+const implementations = [
+  { name: 'isLineText', check: isLineText },
+  { name: 'isLineTextByRegex', check: isLineTextByRegex },
+];
 
-  it('rejects escape sequences, C0 and C1 controls, DEL, VT and FF anywhere', () => {
-    for (const control of ['\x1b', '\x07', '\x08', '\x00', '\x7f', '\x85', '\x9b', '\x0b', '\x0c']) {
-      expect(isLineText(`abc${control}def`)).toBe(false);
-      expect(isLineText(`é${control}`)).toBe(false); // after the ASCII scan hands over to the wide one
-      expect(isLineText(control)).toBe(false);
-    }
-  });
-
-  it('agrees with the definition on any string', () => {
-    const unit = fc.oneof(
+/** Any string: ASCII, controls, C1, Latin-1, wide characters, surrogate halves, long runs. */
+const anyText = fc
+  .array(
+    fc.oneof(
       fc.constantFrom(
         'a',
         ' ',
@@ -39,12 +32,61 @@ describe('isLineText', () => {
         'é',
         '日',
       ),
+      fc.constantFrom('\u0100', '\u0141', '\u0a0d', '\u2020', '\ud83d', 'x'.repeat(40)),
       fc.string({ unit: 'binary', maxLength: 3 }),
-    );
+    ),
+    { maxLength: 60 },
+  )
+  .map((units) => units.join(''));
+
+describe.each(implementations)('$name', ({ check }) => {
+  it('accepts printable text with TAB, LF and CR line ends, in ASCII and beyond', () => {
+    expect(check('')).toBe(true);
+    expect(check('2026-11-30 INFO ok\r\n\tat x\n')).toBe(true);
+    expect(check('naïve — 日本語 😀\r\n')).toBe(true);
+    expect(check('progress 10%\rprogress 20%')).toBe(true);
+    expect(check(`${'x'.repeat(70_000)}\r\n${'y'.repeat(70_000)}`)).toBe(true);
+  });
+
+  it('rejects escape sequences, C0 and C1 controls, DEL, VT and FF anywhere', () => {
+    for (const control of ['\x1b', '\x07', '\x08', '\x00', '\x7f', '\x85', '\x9b', '\x0b', '\x0c']) {
+      expect(check(`abc${control}def`)).toBe(false);
+      expect(check(`é${control}`)).toBe(false); // after the ASCII scan hands over to the wide one
+      expect(check(`${'x'.repeat(17)}${control}`)).toBe(false); // in the second vector
+      expect(check(`${'x'.repeat(100_000)}${control}`)).toBe(false); // in a later window
+      expect(check(control)).toBe(false);
+    }
+  });
+
+  it('agrees with the definition on any string', () => {
     fc.assert(
-      fc.property(fc.array(unit, { maxLength: 40 }), (units) => {
-        const text = units.join('');
-        expect(isLineText(text)).toBe(LINE_TEXT.test(text));
+      fc.property(anyText, (text) => {
+        expect(check(text)).toBe(LINE_TEXT.test(text));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe('asciiLineTextEnd (SIMD)', () => {
+  /** What the scan sees of a code unit: its low byte (the Latin-1 copy), which must be line-text ASCII. */
+  const passes = (unit: number): boolean => {
+    const byte = unit & 0xff;
+    return byte === 0x09 || byte === 0x0a || byte === 0x0d || (byte >= 0x20 && byte <= 0x7e);
+  };
+
+  it('is available on this machine', () => {
+    expect(asciiLineTextEnd).toBeDefined();
+  });
+
+  it('stops at the first unit whose low byte is not line-text ASCII, from any start', () => {
+    const scan = asciiLineTextEnd!;
+    fc.assert(
+      fc.property(anyText, fc.nat(), (text, start) => {
+        const from = start % (text.length + 1);
+        let expected = from;
+        while (expected < text.length && passes(text.charCodeAt(expected))) expected += 1;
+        expect(scan(text, from)).toBe(expected);
       }),
       { numRuns: 2000 },
     );

@@ -6,12 +6,13 @@
  * `OutputSanitizer.pushLineText`, and neither scans it again. A batch that is not line text takes the
  * general route.
  *
- * The check is one sticky, greedy character-class regex, which V8's irregexp compiles to a tight loop.
- * Measured on 32 KiB chunks of a CRLF log, this form scans in about 0.6 ns per character. A search for
- * the first excluded character costs 0.9–1.2 ns, and a `charCodeAt` loop costs over 2 ns. The
- * ASCII-only class is tried first because it has fewer ranges and is measurably faster. Text with
- * other characters continues with the wider class from where the ASCII one stopped.
+ * The ASCII part of the check is a SIMD scan (ascii-line-scan.ts) where WebAssembly SIMD is available.
+ * Otherwise it is a sticky, greedy character-class regex, which V8's irregexp compiles to a tight loop.
+ * Measured on 32 KiB chunks of a CRLF log, that regex form scans in about 0.6 ns per character. A
+ * search for the first excluded character costs 0.9–1.2 ns, and a `charCodeAt` loop over 2 ns.
+ * Characters beyond ASCII continue with a wider class from where the ASCII scan stopped.
  */
+import { asciiLineTextEnd } from './ascii-line-scan.js';
 
 /** Printable ASCII, and TAB, LF, VT, FF, CR (0x09–0x0D); VT and FF are excluded separately. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the class is defined by control codes
@@ -22,9 +23,25 @@ const WIDE_LINE_TEXT = /[\x09-\x0d\x20-\x7e\xa0-\uffff]*/y;
 
 /** True when `text` holds only printable characters (U+0020–U+007E, U+00A0 and up), TAB, LF and CR. */
 export function isLineText(text: string): boolean {
+  if (asciiLineTextEnd === undefined) return isLineTextByRegex(text);
+  const end = asciiLineTextEnd(text, 0);
+  // Everything before `end` is printable ASCII, TAB, LF or CR (VT and FF excluded).
+  return end === text.length || wideLineTextFrom(text, end);
+}
+
+/** {@link isLineText} without the SIMD scan: the portable path (exported for tests). */
+export function isLineTextByRegex(text: string): boolean {
   ASCII_LINE_TEXT.lastIndex = 0;
   ASCII_LINE_TEXT.test(text);
-  let end = ASCII_LINE_TEXT.lastIndex;
+  return wideLineTextFrom(text, 0, ASCII_LINE_TEXT.lastIndex);
+}
+
+/**
+ * Whether `text[from…]` is line text, knowing `text[from, asciiEnd)` is in the ASCII class (VT and FF
+ * included, so they are looked for separately).
+ */
+function wideLineTextFrom(text: string, from: number, asciiEnd = from): boolean {
+  let end = asciiEnd;
   if (end < text.length && text.charCodeAt(end) >= 0xa0) {
     WIDE_LINE_TEXT.lastIndex = end;
     WIDE_LINE_TEXT.test(text);
@@ -32,5 +49,5 @@ export function isLineText(text: string): boolean {
   }
   // VT and FF share the fast class's range (fewer ranges scan faster); `indexOf` of one character is a
   // memchr, far cheaper than a wider class. Both are line ends a terminal honours, so they are excluded.
-  return end === text.length && text.indexOf('\x0b') === -1 && text.indexOf('\x0c') === -1;
+  return end === text.length && text.indexOf('\x0b', from) === -1 && text.indexOf('\x0c', from) === -1;
 }
