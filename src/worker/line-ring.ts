@@ -91,9 +91,10 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
   /** Sequence number of the newest completed line that lost its head to the byte bound (-1: none). */
   private lastTrimmedSeq = -1;
   private dropped = false;
-  /** Scratch of {@link appendLines}: start and UTF-8 size of each kept line, newest first. */
+  /** Scratch of {@link appendLines}: start, UTF-8 size and length of each kept line, newest first. */
   private readonly scratchStarts: number[] = [];
   private readonly scratchBytes: number[] = [];
+  private readonly scratchChars: number[] = [];
   private scratchEnds: Int32Array | undefined;
 
   constructor(options: LineRingOptions) {
@@ -310,23 +311,30 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
    * pin a big block).
    */
   private appendLines(block: string, from: number, limit: number, ascii: boolean): number {
+    // `ends` is circular; indices wrap by comparison (an integer `%` per line costs more than the rest).
     const ends = this.lineEnds();
     const cap = ends.length;
     let n = 0;
+    let write = 0;
     for (let i = block.indexOf('\n', from); i !== -1 && i < limit; i = block.indexOf('\n', i + 1)) {
-      ends[n % cap] = i;
+      ends[write] = i;
+      write = write + 1 === cap ? 0 : write + 1;
       n += 1;
     }
     if (n === 0) return from;
-    const to = ends[(n - 1) % cap]! + 1;
+    let end = write === 0 ? cap - 1 : write - 1; // slot of the newest line's `\n`
+    const to = ends[end]! + 1;
     const starts = this.scratchStarts;
     const sizes = this.scratchBytes;
+    const chars = this.scratchChars;
     let kept = 0;
     let keptBytes = 0;
     while (kept < n && kept < this.maxLines) {
       const k = n - 1 - kept;
-      const lineStart = k === 0 ? from : ends[(k - 1) % cap]! + 1;
-      const lineFeed = ends[k % cap]!;
+      const previous = end === 0 ? cap - 1 : end - 1;
+      const lineStart = k === 0 ? from : ends[previous]! + 1;
+      const lineFeed = ends[end]!;
+      end = previous;
       const lineEnd = contentEnd(block, lineStart, lineFeed);
       const bytes = ascii ? lineEnd - lineStart : Buffer.byteLength(block.slice(lineStart, lineEnd), 'utf8');
       if (keptBytes + bytes + 1 > this.maxBytes) {
@@ -344,6 +352,7 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
       }
       starts[kept] = lineStart;
       sizes[kept] = bytes;
+      chars[kept] = lineEnd - lineStart;
       kept += 1;
       keptBytes += bytes + 1;
     }
@@ -371,7 +380,7 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
       const lineStart = starts[k]!;
       this.lines[slot] = store;
       this.lineStart[slot] = lineStart - base;
-      this.lineChars[slot] = contentEnd(block, lineStart, (k === 0 ? to : starts[k - 1]!) - 1) - lineStart;
+      this.lineChars[slot] = chars[k]!;
       this.lineBytes[slot] = sizes[k]!;
       this.count += 1;
     }
