@@ -123,6 +123,8 @@ describe('live output (data plane)', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     const text = chunks.map((c) => c.text).join('');
     expect(text).toContain('\n2999\n3000\n');
+    // The pty's CRLFs reach the scrollback as they are (line text); subscribers get LF only.
+    expect(text).not.toContain('\r');
     expect(chunks.length).toBeLessThan(3000 / 10); // batched, not one message per line
     sub.dispose();
     const before = chunks.length;

@@ -14,8 +14,9 @@
  * (see plain-text-skip.ts for the argument), the leading plain run of the batch is replaced by its short
  * equivalent suffix, and a long plain run later in the batch ends the write early so that the next
  * write starts on it. A batch that is plain output through and through is not written at all: it is
- * held back (shortened) and parsed in front of the next output that can ask for a reply. A `cat` flood
- * therefore costs one regex scan per batch and no parsing.
+ * held back (shortened) and parsed in front of the next output that can ask for a reply. Line text
+ * (line-text.ts), which the session has already checked, joins the held run through `feedLineText`
+ * without a scan of its own: a `cat` flood costs no parsing and no scanning here.
  */
 import xtermHeadless, {
   type ITerminalInitOnlyOptions,
