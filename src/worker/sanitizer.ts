@@ -187,9 +187,10 @@ export class OutputSanitizer {
   /**
    * Same as {@link push} for a chunk known to be line text (`isLineText` in line-text.ts: printable
    * characters, TAB, LF and CR only), but without scanning it again: the chunk goes to the sink in one
-   * call, CRLF line ends and all (see `SanitizerSink.textBlock`). Falls back to {@link push} when the state or the chunk needs
-   * the state machine: inside a sequence, a held surrogate half, a CR that is not part of a CRLF (except
-   * a trailing one, which stays pending exactly as in `push`), or a chunk that ends in a high surrogate.
+   * call, CRLF line ends and all (see `SanitizerSink.textBlock`). Falls back to {@link push} when the
+   * state or the chunk needs the state machine: inside a sequence, a held surrogate half, a CR that is
+   * not part of a CRLF (except a trailing one, which stays pending exactly as in `push`), or a chunk
+   * that ends in a high surrogate.
    */
   pushLineText(chunk: string, sink: SanitizerSink): void {
     const end = chunk.length;
