@@ -9,6 +9,8 @@ import * as pty from 'node-pty';
 export const RAW_PROMPT = '[raw-ready]$ ';
 /** Characters of trailing output kept for prompt/pattern matching (enough for any prompt we wait for). */
 const TAIL_CHARS = 512;
+/** A wait for output that never matches fails after this long, naming the output it saw (no silent hang). */
+const WAIT_TIMEOUT_MS = 120_000;
 /** Same terminal size as the engine's defaults (SPEC §3). */
 const COLS = 160;
 const ROWS = 40;
@@ -61,11 +63,28 @@ export class RawShell {
     this.term.write(`${text}\r`);
   }
 
-  /** Resolves with ms since the last `mark()`/`type()` once `test(tail)` holds for the output's tail. */
+  /**
+   * Resolves with ms since the last `mark()`/`type()` once `test(tail)` holds for the output's tail;
+   * rejects, quoting the tail, when that has not happened within WAIT_TIMEOUT_MS.
+   */
   waitFor(test) {
     if (test(this.tail)) return Promise.resolve(performance.now() - this.since);
-    return new Promise((resolve) => {
-      this.waiter = { test, resolve };
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiter = undefined;
+        reject(
+          new Error(
+            `raw shell: no match within ${WAIT_TIMEOUT_MS} ms; output tail ${JSON.stringify(this.tail.slice(-200))}`,
+          ),
+        );
+      }, WAIT_TIMEOUT_MS);
+      this.waiter = {
+        test,
+        resolve: (ms) => {
+          clearTimeout(timer);
+          resolve(ms);
+        },
+      };
     });
   }
 
