@@ -4,7 +4,7 @@
  *
  * The string is copied into WebAssembly memory as Latin-1, one byte per UTF-16 code unit. For a
  * one-byte V8 string this is a memcpy. A tiny WebAssembly function then checks 16 bytes per step.
- * Measured on ~5 KiB reads of a CRLF log, the copy plus the scan cost 0.17 ns per character, against
+ * Measured on ~5 KiB reads of a CRLF log, the copy plus the scan cost about 0.16 ns per character, against
  * 0.62 ns for the regex (`isLineTextByRegex`).
  *
  * A code unit above 0xFF is written as its low byte. The scan can then stop early, which only sends the
@@ -113,17 +113,17 @@ function instantiate(): Scanner | undefined {
 const scanner = instantiate();
 
 /**
- * Index of the first code unit of `text` at or after `from` that may not be printable ASCII, TAB, LF
- * or CR, or `text.length`. A unit above U+00FF may be reported too (see the module comment). Undefined
- * where WebAssembly SIMD is unavailable.
+ * Index of the first code unit of `text` that may not be printable ASCII, TAB, LF or CR, or
+ * `text.length`. A unit above U+00FF may be reported too (see the module comment). Undefined where
+ * WebAssembly SIMD is unavailable.
  */
-export const asciiLineTextEnd: ((text: string, from: number) => number) | undefined =
+export const asciiLineTextEnd: ((text: string) => number) | undefined =
   scanner === undefined
     ? undefined
-    : (text: string, from: number): number => {
+    : (text: string): number => {
         const { scan, bytes } = scanner;
-        for (let at = from; at < text.length; at += WINDOW_CHARS) {
-          const piece = at === 0 && text.length <= WINDOW_CHARS ? text : text.slice(at, at + WINDOW_CHARS);
+        for (let at = 0; at < text.length; at += WINDOW_CHARS) {
+          const piece = text.length <= WINDOW_CHARS ? text : text.slice(at, at + WINDOW_CHARS);
           const written = bytes.write(piece, 0, 'latin1');
           const padded = (written + 15) & ~15;
           bytes.fill(0x20, written, padded); // spaces: the last vector holds only line text beyond the end

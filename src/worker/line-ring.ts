@@ -301,8 +301,8 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
 
   /**
    * Completes the `\n`-terminated lines of `block[from, limit)` (the open line is empty; a CR right
-   * before a `\n` belongs to the line end) and returns
-   * the index after the last such `\n` (`from` if none). Equivalent to `text` + `newline` per line:
+   * before a `\n` belongs to the line end) and returns the index after the last such `\n` (`from` if
+   * none). Equivalent to `text` + `newline` per line:
    * the ring ends up with the newest lines that fit both bounds, and a line that would be evicted
    * within the block is never stored. One forward `indexOf` pass finds the line ends (only the newest
    * `maxLines + 1` are remembered), then the newest lines are taken while they fit. UTF-8 sizes come

@@ -24,7 +24,7 @@ const WIDE_LINE_TEXT = /[\x09-\x0d\x20-\x7e\xa0-\uffff]*/y;
 /** True when `text` holds only printable characters (U+0020–U+007E, U+00A0 and up), TAB, LF and CR. */
 export function isLineText(text: string): boolean {
   if (asciiLineTextEnd === undefined) return isLineTextByRegex(text);
-  const end = asciiLineTextEnd(text, 0);
+  const end = asciiLineTextEnd(text);
   // Everything before `end` is printable ASCII, TAB, LF or CR (VT and FF excluded).
   return end === text.length || wideLineTextFrom(text, end);
 }

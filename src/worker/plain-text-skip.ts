@@ -106,7 +106,7 @@ export function reducePlainRun(
 ): string | undefined {
   // Only LF is counted: VT and FF (rare) are line feeds too, so ignoring them can only lengthen the
   // suffix, never make it too short. `lastIndexOf` hops from line to line, several times faster than a
-  // loop over every character (this runs on each batch of a flood).
+  // loop over every character (this runs each time a held flood is shortened).
   let at = end;
   for (let seen = 0; seen < lineFeeds; seen++) {
     at = text.lastIndexOf('\n', at - 1);
