@@ -1,12 +1,12 @@
 /**
  * Micro-benchmark (standalone, not part of `run.mjs`): cost per character of the line-text check, the
- * SIMD scan (`isLineText`) against the regex fallback (`isLineTextByRegex`), on ~5 KiB reads of the
+ * SIMD scan (`lineTextKind`) against the regex fallback (`lineTextKindByRegex`), on ~5 KiB reads of the
  * flood log with CRLF line ends — what the engine thread checks once per read during a flood.
  *
  *   npm run build && node bench/line-text-scan.mjs
  */
 import { readFileSync } from 'node:fs';
-import { isLineText, isLineTextByRegex } from '../dist/worker/line-text.js';
+import { lineTextKind, lineTextKindByRegex } from '../dist/worker/line-text.js';
 import { ensureLogFile } from './lib/data-file.mjs';
 
 /** About one pty read during a flood, in characters. */
@@ -21,8 +21,8 @@ for (let at = 0; at + READ_CHARS <= log.length; at += READ_CHARS)
 const chars = reads.length * (READ_CHARS + 1);
 
 for (const [name, check] of [
-  ['isLineText (SIMD)', isLineText],
-  ['isLineTextByRegex', isLineTextByRegex],
+  ['lineTextKind (SIMD)', lineTextKind],
+  ['lineTextKindByRegex', lineTextKindByRegex],
 ]) {
   for (const read of reads.slice(0, 200)) check(read); // warm up the JIT
   let best = Number.POSITIVE_INFINITY;

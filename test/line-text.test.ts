@@ -1,16 +1,19 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { asciiLineTextEnd } from '../src/worker/ascii-line-scan.js';
-import { isLineText, isLineTextByRegex } from '../src/worker/line-text.js';
+import { LineTextKind, lineTextKind, lineTextKindByRegex } from '../src/worker/line-text.js';
 
 /** The definition, as one plain regex: printable characters, TAB, LF and CR. */
 const LINE_TEXT = /^[\t\n\r\x20-\x7e\xa0-\uffff]*$/;
 
 /** Both implementations: the SIMD scan where available (it is on our machines) and the regex fallback. */
 const implementations = [
-  { name: 'isLineText', check: isLineText },
-  { name: 'isLineTextByRegex', check: isLineTextByRegex },
-];
+  { name: 'lineTextKind', kind: lineTextKind },
+  { name: 'lineTextKindByRegex', kind: lineTextKindByRegex },
+].map(({ name, kind }) => ({ name, kind, check: (text: string) => kind(text) !== LineTextKind.None }));
+
+/** ASCII only (what lets the scrollback copy a block as Latin-1). */
+const ASCII = /^\p{ASCII}*$/u;
 
 /** Any string: ASCII, controls, C1, Latin-1, wide characters, surrogate halves, long runs. */
 const anyText = fc
@@ -39,8 +42,11 @@ const anyText = fc
   )
   .map((units) => units.join(''));
 
-describe.each(implementations)('$name', ({ check }) => {
+describe.each(implementations)('$name', ({ kind, check }) => {
   it('accepts printable text with TAB, LF and CR line ends, in ASCII and beyond', () => {
+    expect(kind('')).toBe(LineTextKind.Ascii);
+    expect(kind(`${'x'.repeat(100_000)}\r\n`)).toBe(LineTextKind.Ascii);
+    expect(kind(`${'x'.repeat(100_000)}\xa0`)).toBe(LineTextKind.Wide);
     expect(check('')).toBe(true);
     expect(check('2026-11-30 INFO ok\r\n\tat x\n')).toBe(true);
     expect(check('naïve — 日本語 😀\r\n')).toBe(true);
@@ -61,7 +67,12 @@ describe.each(implementations)('$name', ({ check }) => {
   it('agrees with the definition on any string', () => {
     fc.assert(
       fc.property(anyText, (text) => {
-        expect(check(text)).toBe(LINE_TEXT.test(text));
+        const expected = !LINE_TEXT.test(text)
+          ? LineTextKind.None
+          : ASCII.test(text)
+            ? LineTextKind.Ascii
+            : LineTextKind.Wide;
+        expect(kind(text)).toBe(expected);
       }),
       { numRuns: 2000 },
     );
@@ -69,11 +80,9 @@ describe.each(implementations)('$name', ({ check }) => {
 });
 
 describe('asciiLineTextEnd (SIMD)', () => {
-  /** What the scan sees of a code unit: its low byte (the Latin-1 copy), which must be line-text ASCII. */
-  const passes = (unit: number): boolean => {
-    const byte = unit & 0xff;
-    return byte === 0x09 || byte === 0x0a || byte === 0x0d || (byte >= 0x20 && byte <= 0x7e);
-  };
+  /** Printable ASCII, TAB, LF or CR: what the scan passes (no other unit, not even beyond ASCII). */
+  const passes = (unit: number): boolean =>
+    unit === 0x09 || unit === 0x0a || unit === 0x0d || (unit >= 0x20 && unit <= 0x7e);
 
   it('is available on this machine', () => {
     expect(asciiLineTextEnd).toBeDefined();
@@ -84,9 +93,12 @@ describe('asciiLineTextEnd (SIMD)', () => {
     expect(scan(`${'x'.repeat(70_000)}\x07tail`)).toBe(70_000);
     expect(scan(`${'y'.repeat(131_072)}\x1b`)).toBe(131_072);
     expect(scan('z'.repeat(131_073))).toBe(131_073);
+    // Wide text before the stop fills the copy's memory faster than it fills a window.
+    expect(scan(`${'x'.repeat(65_535)}${'日'.repeat(70_000)}`)).toBe(65_535);
+    expect(scan(`${'x'.repeat(65_536)}${'日'.repeat(70_000)}`)).toBe(65_536);
   });
 
-  it('stops at the first unit whose low byte is not line-text ASCII', () => {
+  it('stops exactly at the first unit that is not line-text ASCII', () => {
     const scan = asciiLineTextEnd!;
     fc.assert(
       fc.property(anyText, (text) => {

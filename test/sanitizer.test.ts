@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TerminalError } from '../src/shared/errors.js';
-import { isLineText } from '../src/worker/line-text.js';
+import { isLineText, LineTextKind, lineTextKind } from '../src/worker/line-text.js';
 import { OutputSanitizer, type SanitizerSink } from '../src/worker/sanitizer.js';
 
 /** Characters `text()` must never carry: C0 except TAB, DEL, C1. */
@@ -44,9 +44,10 @@ class MaterializingSink implements SanitizerSink {
    * By the contract's equivalence: text + newline per `\n`-terminated piece (without the CR of a
    * CRLF), then text of the rest.
    */
-  textBlock(block: string): void {
+  textBlock(block: string, ascii: boolean): void {
     expect(block).toContain('\n');
     expect(FORBIDDEN_IN_BLOCK.test(block)).toBe(false);
+    if (ascii) expect(block).toMatch(/^\p{ASCII}*$/u); // a sink may trust the flag and encode as Latin-1
     this.blockCalls += 1;
     const pieces = block
       .split('\n')
@@ -80,7 +81,9 @@ function run(
   const sanitizer = new OutputSanitizer({ maxPendingChars });
   const sink = new MaterializingSink();
   for (const chunk of chunks) {
-    if (routed && isLineText(chunk)) sanitizer.pushLineText(chunk, sink);
+    const kind = lineTextKind(chunk);
+    if (routed && kind !== LineTextKind.None)
+      sanitizer.pushLineText(chunk, sink, kind === LineTextKind.Ascii);
     else sanitizer.push(chunk, sink);
     expect(sanitizer.pendingLength).toBeLessThanOrEqual(maxPendingChars);
   }

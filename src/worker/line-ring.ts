@@ -1,17 +1,23 @@
 /**
  * The scrollback (SPEC §4.3): a bounded ring of lines fed by the sanitizer. It keeps the newest
- * `maxLines` lines within `maxBytes` UTF-8 bytes, and every append costs O(size of the appended text):
- * completed lines sit in a circular buffer with a running byte count, the open (last, unterminated)
- * line is a short queue of pieces, and nothing ever re-splits or re-joins the whole store.
+ * `maxLines` lines within `maxBytes` UTF-8 bytes, and every append costs O(size of the appended text).
  *
- * Byte accounting: a line costs its UTF-8 length, plus 1 for its `\n` once completed, so
- * `byteLength` equals the UTF-8 length of `toString()`.
+ * Storage is off the JavaScript heap: the lines' UTF-8 bytes sit back to back in one circular byte
+ * buffer, and a circular index holds where each completed line starts. Strings are made only when
+ * something is read. Under a flood this matters more than it seems: a ring of strings keeps every read
+ * it holds alive through the young-generation collections, and the lines' bookkeeping (a string, a
+ * size and an offset per line, released again per evicted line) costs more per line than finding it.
+ * Here appending a block of lines is one copy plus two numbers per line, and evicting a line is O(1).
  *
- * Memory: the sanitizer hands over slices of the chunks it was pushed, and in V8 a slice keeps its
- * whole parent string alive. Held text is therefore copied out of those chunks in batches (completed
- * lines every {@link DETACH_BATCH_LINES} lines or {@link DETACH_BATCH_CHARS} characters, open-line
- * pieces as they age), so that sparse text cut from huge chunks full of escape sequences cannot pin
- * more than a few chunks beyond `maxBytes`.
+ * Positions are monotonic byte offsets (doubles, exact far beyond any session's output); the buffer
+ * holds position `p` at `p % data.length`. The index records two offsets per line: where its bytes
+ * start (`stored`) and how many bytes the lines before it count for (`counted`). They differ because
+ * a CRLF line end from `textBlock` is stored as is, CR included, yet counts as one byte like `\n`:
+ * the ring never copies a block just to drop its CRs.
+ *
+ * Byte accounting: a line counts its UTF-8 length, plus 1 for its line end once completed, so
+ * `byteLength` equals the UTF-8 length of `toString()`. A lone surrogate is stored (and read back) as
+ * U+FFFD, 3 bytes, as UTF-8 encodes it.
  */
 import { TerminalError } from '../shared/errors.js';
 import type { ReadResult } from '../shared/types.js';
@@ -20,35 +26,27 @@ import type { SanitizerSink } from './sanitizer.js';
 /** Lines a page holds when the request names no count (SPEC §4.3). */
 export const DEFAULT_READ_COUNT = 500;
 
-/** Completed-line slots allocated up front; the buffer doubles up to `maxLines` so idle sessions stay small. */
-const INITIAL_CAPACITY = 64;
+/** Index slots allocated up front; the index doubles up to `maxLines` so idle sessions stay small. */
+const INITIAL_LINE_SLOTS = 4;
+
+/** Bytes of storage allocated up front; it doubles up to its capacity as output arrives. */
+const INITIAL_DATA_BYTES = 64;
 
 /**
- * Completed lines are copied out of their chunks (joined into one block) once this many are waiting:
- * bounds the chunks they can pin, while one join per batch costs far less than a copy per line.
+ * The lines of a block are copied and indexed in runs of at most this many bytes (also at most
+ * `maxBytes`, so no line of a run needs trimming). A run is written before the lines it evicts are
+ * dropped, so the storage has room for one run beyond the bounds.
  */
-const DETACH_BATCH_LINES = 16;
+const RUN_BYTES = 64 * 1024;
 
-/** ... or once the waiting lines hold this many characters (bounds the size of one block). */
-const DETACH_BATCH_CHARS = 16 * 1024;
-
-/**
- * Pieces of the open line merge while the last one is shorter than this, so a line built from many
- * tiny writes (a spinner, `yes | tr -d '\n'` read byte by byte) stays a short queue of pieces.
- */
-const OPEN_PIECE_MERGE_BYTES = 8 * 1024;
-
-/** The merged last piece of the open line is copied after this many merges (bounds the chunks it pins). */
-const OPEN_PIECE_MAX_MERGES = 8;
-
-/** V8 copies substrings shorter than this anyway (its SlicedString minimum is 13). */
-const DETACH_MIN_LENGTH = 13;
+const LF = 0x0a;
+const CR = 0x0d;
 
 /** Options of {@link LineRing}. */
 export interface LineRingOptions {
   /** Most lines held (the open line counts when it is not empty). */
   maxLines: number;
-  /** Most UTF-8 bytes held (each `\n` counts as 1). */
+  /** Most UTF-8 bytes held (each line end counts as 1). */
   maxBytes: number;
 }
 
@@ -70,51 +68,53 @@ export interface LineDelta {
 export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewriteLine' | 'textBlock'> {
   private readonly maxLines: number;
   private readonly maxBytes: number;
+  /** Most bytes the storage ever needs: the bounds, the CRs of CRLF line ends, and one run. */
+  private readonly capacity: number;
+  private data: Buffer;
 
-  // Completed lines: a circular buffer of slots, oldest at `head`. A slot holds either the line itself
-  // (`lineStart` -1, still waiting to be copied) or the block it was copied into, with its offset.
-  private lines: string[];
-  private lineStart: number[];
-  private lineChars: number[];
-  private lineBytes: number[];
+  // Completed lines: a circular index, oldest at `head`. Line i (0 = oldest) starts at stored position
+  // `lineStored[slot(i)]` and at counted position `lineCounted[slot(i)]`; it ends where line i + 1
+  // starts, the newest one where the open line starts.
+  private lineStored: Float64Array;
+  private lineCounted: Float64Array;
   private head = 0;
   private count = 0;
-  /** Sum over completed lines of (UTF-8 bytes + 1 for the `\n`). */
-  private completedBytes = 0;
   /** Sequence number of the oldest completed line held. */
   private firstSeq = 0;
-  /** The newest `waiting` completed lines are not copied into a block yet; they hold `waitingChars`. */
-  private waiting = 0;
-  private waitingChars = 0;
+  /** Counted position of the open line's start (the end of the completed lines). */
+  private countedEnd = 0;
 
-  private readonly open = new OpenLine();
+  /** Stored position of the open (last, unterminated) line; it runs to `writeEnd`, with no CRs that do not count. */
+  private openStart = 0;
+  private writeEnd = 0;
+  /** The open line lost its head to the byte bound. */
+  private openTrimmed = false;
   /** Sequence number of the newest completed line that lost its head to the byte bound (-1: none). */
   private lastTrimmedSeq = -1;
   private dropped = false;
-  /** Scratch of {@link appendLines}: start, UTF-8 size and length of each kept line, newest first. */
-  private readonly scratchStarts: number[] = [];
-  private readonly scratchBytes: number[] = [];
-  private readonly scratchChars: number[] = [];
-  private scratchEnds: Int32Array | undefined;
+  /** UTF-8 of a non-ASCII run of lines (indexed before it is copied in); allocated on first use. */
+  private runScratch: Buffer | undefined;
 
   constructor(options: LineRingOptions) {
     this.maxLines = requireCount(options.maxLines, 'maxLines', 1);
     this.maxBytes = requireCount(options.maxBytes, 'maxBytes', 1);
-    const capacity = Math.min(INITIAL_CAPACITY, this.maxLines);
-    this.lines = new Array<string>(capacity).fill('');
-    this.lineStart = new Array<number>(capacity).fill(-1);
-    this.lineChars = new Array<number>(capacity).fill(0);
-    this.lineBytes = new Array<number>(capacity).fill(0);
+    // Held bytes count at most maxBytes; the uncounted CRs add at most one per completed line, and a
+    // CRLF line counts at least 1, so at most min(maxLines, maxBytes) of them.
+    this.capacity = this.maxBytes + Math.min(this.maxLines, this.maxBytes) + this.runLimit();
+    this.data = Buffer.allocUnsafeSlow(Math.min(INITIAL_DATA_BYTES, this.capacity));
+    const slots = Math.min(INITIAL_LINE_SLOTS, this.maxLines);
+    this.lineStored = new Float64Array(slots);
+    this.lineCounted = new Float64Array(slots);
   }
 
   /** Lines held, counting a non-empty open line. */
   get totalLines(): number {
-    return this.count + (this.open.bytes > 0 ? 1 : 0);
+    return this.count + (this.writeEnd > this.openStart ? 1 : 0);
   }
 
-  /** UTF-8 bytes held (each `\n` counts as 1). */
+  /** UTF-8 bytes held (each line end counts as 1). */
   get byteLength(): number {
-    return this.completedBytes + this.open.bytes;
+    return this.completedBytes() + this.openBytes();
   }
 
   /** True once anything was dropped to respect the bounds. */
@@ -122,79 +122,107 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
     return this.dropped;
   }
 
-  /**
-   * Several lines at once: exactly `text` + `newline` for each `\n`-terminated piece (without the CR of
-   * a CRLF line end), then `text` of the rest, but the lines after the first `\n` cost O(1) each and
-   * only those that can survive the bounds are stored (see {@link appendLines}).
-   */
-  textBlock(block: string): void {
-    const first = block.indexOf('\n');
-    if (first === -1) {
-      this.text(block);
-      return;
-    }
-    const firstEnd = contentEnd(block, 0, first);
-    if (firstEnd > 0) this.text(block.slice(0, firstEnd));
-    this.newline();
-    let end = first + 1;
-    if (end < block.length) {
-      end = this.appendLines(block, end, block.length, Buffer.byteLength(block, 'utf8') === block.length);
-    }
-    if (end < block.length) this.text(block.slice(end));
-  }
-
-  /** The open (last, unterminated) line as it is now. */
-  openLine(): string {
-    return this.open.text();
-  }
-
   /** Monotonic sequence number of the open line (every completed line increments it). */
   get headSeq(): number {
     return this.firstSeq + this.count;
   }
 
+  /** The open (last, unterminated) line as it is now. */
+  openLine(): string {
+    return this.decode(this.openStart, this.writeEnd);
+  }
+
   /** Appends printable text to the open line. */
   text(s: string): void {
     if (s.length === 0) return;
-    const open = this.open;
-    open.append(s, Buffer.byteLength(s, 'utf8'));
-    if (open.bytes > this.maxBytes) {
-      open.trimHead(open.bytes - this.maxBytes);
+    let piece = s;
+    let bytes = Buffer.byteLength(piece, 'utf8');
+    const excess = this.openBytes() + bytes - this.maxBytes;
+    if (excess > 0) {
+      // Keep the tail of (open line + s) within maxBytes, cut at a character boundary.
+      if (bytes >= this.maxBytes) {
+        piece = keepTailBytes(piece, this.maxBytes);
+        bytes = Buffer.byteLength(piece, 'utf8');
+        this.openStart = this.writeEnd; // the whole open line goes
+      } else {
+        this.trimOpenHead(excess);
+      }
+      this.openTrimmed = true;
       this.dropped = true;
     }
-    this.enforceBounds();
+    const open = this.openBytes() + bytes;
+    this.evictFor(open > 0 ? 1 : 0, open); // what is left may be empty: a character wider than maxBytes
+    if (excess > 0) this.closeGap();
+    this.writeString(piece, bytes);
   }
 
   /** Completes the open line. */
   newline(): void {
-    const open = this.open;
-    // A completed line also costs its `\n`: keep the line's tail so line plus `\n` fit the byte bound.
-    if (open.bytes + 1 > this.maxBytes) {
-      open.trimHead(open.bytes + 1 - this.maxBytes);
+    // A completed line also counts its line end: keep the line's tail so both fit the byte bound.
+    const excess = this.openBytes() + 1 - this.maxBytes;
+    if (excess > 0) {
+      this.trimOpenHead(excess);
+      this.openTrimmed = true;
       this.dropped = true;
     }
-    if (open.trimmed) this.lastTrimmedSeq = this.headSeq;
-    const bytes = open.bytes;
-    const line = open.take();
-    // The new line would exceed maxLines: evict first, so the buffer never needs maxLines + 1 slots.
-    if (this.count === this.maxLines) this.evictOldest();
-    if (this.count === this.lines.length) this.grow();
-    const slot = this.slot(this.count);
-    this.lines[slot] = line;
-    this.lineStart[slot] = -1;
-    this.lineChars[slot] = line.length;
-    this.lineBytes[slot] = bytes;
-    this.count += 1;
-    this.completedBytes += bytes + 1;
-    this.waiting += 1;
-    this.waitingChars += line.length;
-    this.enforceBounds();
-    if (this.waiting >= DETACH_BATCH_LINES || this.waitingChars >= DETACH_BATCH_CHARS) this.detachWaiting();
+    if (this.openTrimmed) this.lastTrimmedSeq = this.headSeq;
+    const bytes = this.openBytes() + 1;
+    this.evictFor(1, bytes);
+    if (excess > 0) this.closeGap();
+    this.pushLine(this.openStart, this.countedEnd);
+    this.makeRoom(1);
+    this.data[this.writeEnd % this.data.length] = LF;
+    this.writeEnd += 1;
+    this.countedEnd += bytes;
+    this.openStart = this.writeEnd;
+    this.openTrimmed = false;
   }
 
   /** A carriage-return rewrite: clears the open line (what follows replaces it). */
   rewriteLine(): void {
-    this.open.take();
+    this.writeEnd = this.openStart;
+    this.openTrimmed = false;
+  }
+
+  /**
+   * Several lines at once: exactly `text` + `newline` for each `\n`-terminated piece (without the CR of
+   * a CRLF line end), then `text` of the rest — but copied in runs (see {@link appendRun}), at the cost
+   * of two numbers per line. `ascii`: the caller knows the block is ASCII (else it is checked).
+   */
+  textBlock(block: string, ascii = false): void {
+    const to = block.lastIndexOf('\n') + 1;
+    if (to === 0) {
+      this.text(block);
+      return;
+    }
+    const isAscii = ascii || Buffer.byteLength(block, 'utf8') === block.length;
+    // The common case, one read of a flood: the whole block is one run that continues the open line.
+    if (isAscii && !this.openTrimmed && this.openBytes() + block.length <= this.runLimit()) {
+      this.appendRun(block, 0, block.length, true);
+      return;
+    }
+    const first = block.indexOf('\n');
+    const firstEnd = contentEnd(block, 0, first);
+    if (firstEnd > 0) this.text(block.slice(0, firstEnd));
+    this.newline();
+    // A run's UTF-8 must fit runLimit(); a UTF-16 unit encodes to at most 3 bytes.
+    const runChars = isAscii ? this.runLimit() : Math.floor(this.runLimit() / 3);
+    let from = first + 1;
+    while (from < to) {
+      const runEnd = runChars > 0 ? block.lastIndexOf('\n', Math.min(from + runChars, to) - 1) + 1 : 0;
+      if (runEnd > from) {
+        this.appendRun(block, from, runEnd, isAscii);
+        from = runEnd;
+      } else {
+        // A line too long for a run: the exact per-line path trims it.
+        const lineFeed = block.indexOf('\n', from);
+        const end = contentEnd(block, from, lineFeed);
+        if (end > from) this.text(block.slice(from, end));
+        this.newline();
+        from = lineFeed + 1;
+      }
+    }
+    if (to < block.length) this.text(block.slice(to));
   }
 
   /**
@@ -216,8 +244,9 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
   /** Everything held, lines joined with `\n`: each completed line followed by `\n`, then the open line. */
   toString(): string {
     const out: string[] = [];
-    for (let i = 0; i < this.count; i++) out.push(this.lineAt(i), '\n');
-    out.push(this.open.text());
+    for (let i = 0; i < this.count; i++)
+      out.push(this.decode(this.lineStart(i), this.lineContentEnd(i)), '\n');
+    out.push(this.openLine());
     return out.join('');
   }
 
@@ -244,7 +273,7 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
       delta.cut ||
       fromSeq < this.firstSeq ||
       this.lastTrimmedSeq >= fromSeq ||
-      (this.open.trimmed && fromSeq <= nextSeq);
+      (this.openTrimmed && fromSeq <= nextSeq);
     return { text: delta.text, nextSeq, truncated };
   }
 
@@ -266,14 +295,18 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
     for (let i = end - 1; i >= first; i--) {
       const isOpen = i === this.count;
       const newline = terminated ? !isOpen : i !== end - 1;
-      const bytes = (isOpen ? this.open.bytes : this.lineBytes[this.slot(i)]!) + (newline ? 1 : 0);
+      const start = isOpen ? this.openStart : this.lineStart(i);
+      const contentEnd = isOpen ? this.writeEnd : this.lineContentEnd(i);
+      const bytes = (isOpen ? this.openBytes() : this.lineContentBytes(i)) + (newline ? 1 : 0);
       const fits = used + bytes <= maxBytes;
       if (!fits && parts.length > 0) {
         cut = true;
         break;
       }
-      const whole = isOpen ? this.open.text() : this.lineAt(i);
-      const line = fits ? whole : keepTailBytes(whole, maxBytes - (newline ? 1 : 0));
+      const from = fits
+        ? start
+        : this.charStartAtOrAfter(contentEnd - (maxBytes - (newline ? 1 : 0)), contentEnd);
+      const line = this.decode(from, contentEnd);
       parts.push(newline ? `${line}\n` : line);
       used += bytes;
       begin = i;
@@ -285,308 +318,268 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
     return { text: parts.reverse().join(''), begin, cut };
   }
 
-  /** The completed line at index `i` (0 = oldest held). */
-  private lineAt(i: number): string {
-    const slot = this.slot(i);
-    const start = this.lineStart[slot]!;
-    const line = this.lines[slot]!;
-    return start < 0 ? line : line.slice(start, start + this.lineChars[slot]!);
+  /** Counted bytes of the completed lines. */
+  private completedBytes(): number {
+    return this.count === 0 ? 0 : this.countedEnd - this.lineCounted[this.head]!;
+  }
+
+  /** Bytes of the open line (all of them count). */
+  private openBytes(): number {
+    return this.writeEnd - this.openStart;
   }
 
   /** Buffer slot of the completed line at index `i` (0 = oldest held). */
   private slot(i: number): number {
     const slot = this.head + i;
-    return slot >= this.lines.length ? slot - this.lines.length : slot;
+    return slot >= this.lineStored.length ? slot - this.lineStored.length : slot;
+  }
+
+  /** Stored position where the completed line `i` starts. */
+  private lineStart(i: number): number {
+    return this.lineStored[this.slot(i)]!;
+  }
+
+  /** Counted position where the completed line `i` ends, line end included. */
+  private lineCountedEnd(i: number): number {
+    return i + 1 === this.count ? this.countedEnd : this.lineCounted[this.slot(i + 1)]!;
+  }
+
+  /** UTF-8 bytes of the content of the completed line `i` (without its line end). */
+  private lineContentBytes(i: number): number {
+    return this.lineCountedEnd(i) - this.lineCounted[this.slot(i)]! - 1;
+  }
+
+  /** Stored position where the content of the completed line `i` ends (before its LF or CRLF). */
+  private lineContentEnd(i: number): number {
+    return this.lineStart(i) + this.lineContentBytes(i);
+  }
+
+  /** Stored position where the completed line `i` ends, its LF or CRLF included. */
+  private lineStoredEnd(i: number): number {
+    const end = this.lineContentEnd(i);
+    return this.byteAt(end) === CR ? end + 2 : end + 1;
   }
 
   /**
-   * Completes the `\n`-terminated lines of `block[from, limit)` (the open line is empty; a CR right
-   * before a `\n` belongs to the line end) and returns the index after the last such `\n` (`from` if
-   * none). Equivalent to `text` + `newline` per line:
-   * the ring ends up with the newest lines that fit both bounds, and a line that would be evicted
-   * within the block is never stored. One forward `indexOf` pass finds the line ends (only the newest
-   * `maxLines + 1` are remembered), then the newest lines are taken while they fit. UTF-8 sizes come
-   * from one `Buffer.byteLength` of the block when it is ASCII (`ascii`). Kept lines point into the
-   * block when they are a large share of it, else into one copy of their part (a few lines must not
-   * pin a big block).
+   * After the open line lost its head, the bytes it lost lie between the completed lines and the open
+   * line, still inside the span the storage must keep. Moves the completed lines up against the open
+   * line, so the span is again only what is held. They are a few bytes: the open line and the new text
+   * fill the byte bound to within one character (at most 3 bytes), so at most 3 completed lines of 1
+   * counted byte each can remain beside them.
    */
-  private appendLines(block: string, from: number, limit: number, ascii: boolean): number {
-    // `ends` is circular; indices wrap by comparison (an integer `%` per line costs more than the rest).
-    const ends = this.lineEnds();
-    const cap = ends.length;
-    let n = 0;
-    let write = 0;
-    for (let i = block.indexOf('\n', from); i !== -1 && i < limit; i = block.indexOf('\n', i + 1)) {
-      ends[write] = i;
-      write = write + 1 === cap ? 0 : write + 1;
-      n += 1;
-    }
-    if (n === 0) return from;
-    let end = write === 0 ? cap - 1 : write - 1; // slot of the newest line's `\n`
-    const to = ends[end]! + 1;
-    const starts = this.scratchStarts;
-    const sizes = this.scratchBytes;
-    const chars = this.scratchChars;
-    let kept = 0;
-    let keptBytes = 0;
-    while (kept < n && kept < this.maxLines) {
-      const k = n - 1 - kept;
-      const previous = end === 0 ? cap - 1 : end - 1;
-      const lineStart = k === 0 ? from : ends[previous]! + 1;
-      const lineFeed = ends[end]!;
-      end = previous;
-      const lineEnd = contentEnd(block, lineStart, lineFeed);
-      const bytes = ascii ? lineEnd - lineStart : Buffer.byteLength(block.slice(lineStart, lineEnd), 'utf8');
-      if (keptBytes + bytes + 1 > this.maxBytes) {
-        if (bytes + 1 > this.maxBytes) {
-          // A line over the byte bound by itself is trimmed, and where a character boundary leaves it
-          // a few bytes short, lines before and after it may still fit: take the exact slow path for
-          // it alone, the fast one for the lines on either side (computed before `ends` is reused).
-          if (lineStart > from) this.appendLines(block, from, lineStart, ascii);
-          this.text(block.slice(lineStart, lineEnd));
-          this.newline();
-          if (lineFeed + 1 < to) this.appendLines(block, lineFeed + 1, to, ascii);
-          return to;
-        }
-        break;
-      }
-      starts[kept] = lineStart;
-      sizes[kept] = bytes;
-      chars[kept] = lineEnd - lineStart;
-      kept += 1;
-      keptBytes += bytes + 1;
-    }
-    this.detachWaiting();
-    if (kept < n) {
-      this.skipLines(n - kept);
-    } else {
-      while (
-        this.count > 0 &&
-        (this.count + kept > this.maxLines || this.completedBytes + keptBytes > this.maxBytes)
-      ) {
-        this.evictOldest();
-      }
-    }
-    while (this.count + kept > this.lines.length) this.grow();
-    const begin = starts[kept - 1]!;
-    let store = block;
-    let base = 0;
-    if ((to - begin) * 2 < block.length) {
-      store = detach(block.slice(begin, to));
-      base = begin;
-    }
-    for (let k = kept - 1; k >= 0; k--) {
-      const slot = this.slot(this.count);
-      const lineStart = starts[k]!;
-      this.lines[slot] = store;
-      this.lineStart[slot] = lineStart - base;
-      this.lineChars[slot] = chars[k]!;
-      this.lineBytes[slot] = sizes[k]!;
-      this.count += 1;
-    }
-    this.completedBytes += keptBytes;
-    return to;
+  private closeGap(): void {
+    if (this.count === 0) return;
+    const start = this.lineStart(0);
+    const end = this.lineStoredEnd(this.count - 1);
+    const shift = this.openStart - end;
+    if (shift === 0) return;
+    const bytes = Buffer.from(this.copyOut(start, end)); // a copy: source and target may overlap
+    const saved = this.writeEnd;
+    this.writeEnd = start + shift;
+    this.writeBytes(bytes, bytes.length);
+    this.writeEnd = saved;
+    for (let i = 0; i < this.count; i++) this.lineStored[this.slot(i)]! += shift;
   }
 
-  /** Scratch of {@link appendLines}: the newest `maxLines + 1` line ends of a block (circular). */
-  private lineEnds(): Int32Array {
-    if (this.scratchEnds === undefined) this.scratchEnds = new Int32Array(this.maxLines + 1);
-    return this.scratchEnds;
+  /** The byte at stored position `p`. */
+  private byteAt(p: number): number {
+    return this.data[p % this.data.length]!;
+  }
+
+  /** The first character boundary at or after `p` (and not past `end`): skips UTF-8 continuation bytes. */
+  private charStartAtOrAfter(p: number, end: number): number {
+    let at = p;
+    while (at < end && (this.byteAt(at) & 0xc0) === 0x80) at += 1;
+    return at;
+  }
+
+  /** Drops at least `excess` bytes (whole characters) from the head of the open line. */
+  private trimOpenHead(excess: number): void {
+    this.openStart = this.charStartAtOrAfter(this.openStart + excess, this.writeEnd);
   }
 
   /**
-   * Accounts `n` lines that were completed and evicted within one block: everything held is older than
-   * they are, so it goes too.
+   * Evicts the oldest completed lines until `lines` more lines and `bytes` more counted bytes (than the
+   * completed lines) fit both bounds. Called before writing, so the storage never holds more than the
+   * bounds allow plus the uncounted CRs plus one run.
    */
-  private skipLines(n: number): void {
-    if (n === 0) return;
-    this.detachWaiting();
-    while (this.count > 0) this.evictOldest();
-    this.firstSeq += n;
-    this.dropped = true;
-  }
-
-  /** Copies the waiting lines into one block string and points their slots at it. */
-  private detachWaiting(): void {
-    const first = this.count - this.waiting;
-    if (this.waiting === 1) {
-      const slot = this.slot(first);
-      this.lines[slot] = detach(this.lines[slot]!);
-    } else if (this.waiting > 1) {
-      const parts = new Array<string>(this.waiting);
-      for (let k = 0; k < this.waiting; k++) parts[k] = this.lines[this.slot(first + k)]!;
-      const block = parts.join(''); // one new flat string: the copy
-      let offset = 0;
-      for (let k = 0; k < this.waiting; k++) {
-        const slot = this.slot(first + k);
-        this.lines[slot] = block;
-        this.lineStart[slot] = offset;
-        offset += this.lineChars[slot]!;
-      }
-    }
-    this.waiting = 0;
-    this.waitingChars = 0;
-  }
-
-  /** Evicts the oldest completed lines until both bounds hold. */
-  private enforceBounds(): void {
-    const openLines = this.open.bytes > 0 ? 1 : 0;
+  private evictFor(lines: number, bytes: number): void {
     while (
       this.count > 0 &&
-      (this.count + openLines > this.maxLines || this.completedBytes + this.open.bytes > this.maxBytes)
+      (this.count + lines > this.maxLines || this.completedBytes() + bytes > this.maxBytes)
     ) {
       this.evictOldest();
     }
   }
 
-  /** Drops the oldest completed line. */
+  /** Drops the oldest completed line: O(1), its bytes are simply no longer referenced. */
   private evictOldest(): void {
-    const slot = this.head;
-    this.completedBytes -= this.lineBytes[slot]! + 1;
-    this.lines[slot] = ''; // release the string (or the block's share) now, not when the slot is reused
-    this.head = slot + 1 === this.lines.length ? 0 : slot + 1;
+    this.head = this.head + 1 === this.lineStored.length ? 0 : this.head + 1;
     this.count -= 1;
-    if (this.waiting > this.count) {
-      this.waitingChars -= this.lineChars[slot]!;
-      this.waiting = this.count;
-    }
     this.firstSeq += 1;
     this.dropped = true;
   }
 
-  /** Doubles the completed-line buffer (up to maxLines), unrolling the ring so the oldest is at 0. */
-  private grow(): void {
-    const capacity = Math.min(this.lines.length * 2, this.maxLines);
-    const lines = new Array<string>(capacity).fill('');
-    const lineStart = new Array<number>(capacity).fill(-1);
-    const lineChars = new Array<number>(capacity).fill(0);
-    const lineBytes = new Array<number>(capacity).fill(0);
-    for (let i = 0; i < this.count; i++) {
-      const slot = this.slot(i);
-      lines[i] = this.lines[slot]!;
-      lineStart[i] = this.lineStart[slot]!;
-      lineChars[i] = this.lineChars[slot]!;
-      lineBytes[i] = this.lineBytes[slot]!;
-    }
-    this.lines = lines;
-    this.lineStart = lineStart;
-    this.lineChars = lineChars;
-    this.lineBytes = lineBytes;
-    this.head = 0;
+  /** Adds a completed line starting at the given positions (the index has room for `maxLines`). */
+  private pushLine(stored: number, counted: number): void {
+    if (this.count === this.lineStored.length) this.growIndex();
+    const slot = this.slot(this.count);
+    this.lineStored[slot] = stored;
+    this.lineCounted[slot] = counted;
+    this.count += 1;
   }
-}
 
-/**
- * The open (last, unterminated) line: a queue of pieces with their UTF-8 sizes. Appends merge into
- * the last piece while it is small, so a line built from many tiny writes stays a short queue, and a
- * long line is trimmed from the head piece by piece — both in O(size of the change). Pieces leaving
- * the merge slot are copied out of their chunks (each character at most once).
- */
-class OpenLine {
-  /** UTF-8 bytes of the whole line. */
-  bytes = 0;
-  /** The line lost its head to the byte bound. */
-  trimmed = false;
-  /** Pieces before `last`, oldest at `start`; empty unless the line outgrew one merge unit. */
-  private older: string[] = [];
-  private olderBytes: number[] = [];
-  private start = 0;
-  private last = '';
-  private lastBytes = 0;
-  private lastMerges = 0;
-
-  /** Appends `s` (`bytes` UTF-8 bytes). */
-  append(s: string, bytes: number): void {
-    if (this.lastBytes === 0) {
-      this.last = s;
-      this.lastBytes = bytes;
-    } else if (this.lastBytes + bytes <= OPEN_PIECE_MERGE_BYTES) {
-      this.last += s;
-      this.lastBytes += bytes;
-      this.lastMerges += 1;
-      if (this.lastMerges >= OPEN_PIECE_MAX_MERGES) {
-        this.last = detach(this.last);
-        this.lastMerges = 0;
+  /**
+   * Appends `block[from, end)` in one copy: its first line continues the open line, each `\n` completes
+   * a line (recording its two start positions, evicting as lines arrive), and what follows the last
+   * `\n` is the new open line — exactly as `text` + `newline` per line would. The caller makes sure
+   * nothing needs trimming and the storage has room: the open line (not trimmed) and the run are at
+   * most `runLimit()` bytes together.
+   */
+  private appendRun(block: string, from: number, end: number, ascii: boolean): void {
+    const base = this.writeEnd;
+    let lineStart = this.openStart;
+    let counted = this.countedEnd;
+    let slots = this.lineStored.length;
+    let slot = this.slot(this.count);
+    if (ascii) {
+      const run = from === 0 && end === block.length ? block : block.slice(from, end);
+      this.makeRoom(run.length);
+      this.writeLatin1(run);
+      // One byte per character: a line feed at `lf` ends its line at stored position base + lf - from + 1.
+      for (let lf = run.indexOf('\n'); lf !== -1; lf = run.indexOf('\n', lf + 1)) {
+        if (this.count === slots) {
+          this.makeIndexRoom();
+          slots = this.lineStored.length;
+          slot = this.slot(this.count);
+        }
+        this.lineStored[slot] = lineStart;
+        this.lineCounted[slot] = counted;
+        slot = slot + 1 === slots ? 0 : slot + 1;
+        this.count += 1;
+        const lineEnd = base + lf + 1;
+        // Only a CR right before the LF belongs to the line end; the open line never ends in a CR.
+        counted += lineEnd - lineStart - (lf > 0 && run.charCodeAt(lf - 1) === CR ? 1 : 0);
+        lineStart = lineEnd;
       }
     } else {
-      this.older.push(detach(this.last));
-      this.olderBytes.push(this.lastBytes);
-      this.last = s;
-      this.lastBytes = bytes;
-      this.lastMerges = 0;
-    }
-    this.bytes += bytes;
-  }
-
-  /** The whole line; collapses the pieces into one so repeated reads stay cheap. */
-  text(): string {
-    if (this.start < this.older.length) {
-      this.older.push(this.last);
-      this.last = this.older.slice(this.start).join('');
-      this.lastBytes = this.bytes;
-      this.lastMerges = 0;
-      this.older = [];
-      this.olderBytes = [];
-      this.start = 0;
-    }
-    return this.last;
-  }
-
-  /** Returns the whole line and empties it. */
-  take(): string {
-    const line = this.text();
-    this.last = '';
-    this.lastBytes = 0;
-    this.lastMerges = 0;
-    this.bytes = 0;
-    this.trimmed = false;
-    return line;
-  }
-
-  /** Drops at least `excess` bytes (whole characters) from the head of the line. */
-  trimHead(excess: number): void {
-    let remaining = excess;
-    while (remaining > 0 && this.start < this.older.length) {
-      const bytes = this.olderBytes[this.start]!;
-      if (bytes > remaining) {
-        const kept = dropHead(this.older[this.start]!, bytes, remaining);
-        this.older[this.start] = kept.text;
-        this.olderBytes[this.start] = kept.bytes;
-        this.bytes -= bytes - kept.bytes;
-        remaining = 0;
-        break;
+      const scratch = this.scratch();
+      const size = scratch.write(block.slice(from, end), 0, 'utf8');
+      this.makeRoom(size);
+      this.writeBytes(scratch, size);
+      for (let lf = scratch.indexOf(LF); lf !== -1 && lf < size; lf = scratch.indexOf(LF, lf + 1)) {
+        if (this.count === slots) {
+          this.makeIndexRoom();
+          slots = this.lineStored.length;
+          slot = this.slot(this.count);
+        }
+        this.lineStored[slot] = lineStart;
+        this.lineCounted[slot] = counted;
+        slot = slot + 1 === slots ? 0 : slot + 1;
+        this.count += 1;
+        const lineEnd = base + lf + 1;
+        counted += lineEnd - lineStart - (lf > 0 && scratch[lf - 1] === CR ? 1 : 0);
+        lineStart = lineEnd;
       }
-      this.older[this.start] = '';
-      this.start += 1;
-      this.bytes -= bytes;
-      remaining -= bytes;
     }
-    if (remaining > 0) {
-      const kept = dropHead(this.last, this.lastBytes, remaining);
-      this.bytes -= this.lastBytes - kept.bytes;
-      this.last = kept.text;
-      this.lastBytes = kept.bytes;
-    }
-    // Compact once the dropped prefix dominates, so the queue stays proportional to the line.
-    if (this.start > 32 && this.start * 2 > this.older.length) {
-      this.older = this.older.slice(this.start);
-      this.olderBytes = this.olderBytes.slice(this.start);
-      this.start = 0;
-    }
-    this.trimmed = true;
+    this.countedEnd = counted;
+    this.openStart = lineStart;
+    const open = this.openBytes();
+    this.evictFor(open > 0 ? 1 : 0, open);
   }
-}
 
-/** `piece` (of `bytes` UTF-8 bytes) without at least `excess` bytes at its head. */
-function dropHead(piece: string, bytes: number, excess: number): { text: string; bytes: number } {
-  if (excess >= bytes) return { text: '', bytes: 0 };
-  const kept =
-    piece.length === bytes
-      ? { text: piece.slice(excess), bytes: bytes - excess }
-      : dropHeadBytes(piece, bytes, excess);
-  // A short slice of a long piece would pin the long one: copy it (costs no more than the drop did).
-  if (kept.text.length * 2 < piece.length) kept.text = detach(kept.text);
-  return kept;
+  /** Room in the index for one more line of a run: it grows, or at `maxLines` the oldest line goes. */
+  private makeIndexRoom(): void {
+    if (this.count === this.maxLines) this.evictOldest();
+    else this.growIndex();
+  }
+
+  /** Scratch for the UTF-8 of one run. */
+  private scratch(): Buffer {
+    if (this.runScratch === undefined) this.runScratch = Buffer.allocUnsafeSlow(this.runLimit());
+    return this.runScratch;
+  }
+
+  /** Most bytes of one run. */
+  private runLimit(): number {
+    return Math.min(RUN_BYTES, this.maxBytes);
+  }
+
+  /** Appends `s` (`bytes` UTF-8 bytes) at `writeEnd`. */
+  private writeString(s: string, bytes: number): void {
+    this.makeRoom(bytes);
+    if (bytes === s.length) this.writeLatin1(s);
+    else this.writeBytes(Buffer.from(s, 'utf8'), bytes);
+  }
+
+  /** Appends ASCII `s` at `writeEnd` (the room was made). */
+  private writeLatin1(s: string): void {
+    const size = this.data.length;
+    const at = this.writeEnd % size;
+    const first = Math.min(s.length, size - at);
+    this.data.write(first === s.length ? s : s.slice(0, first), at, 'latin1');
+    if (first < s.length) this.data.write(s.slice(first), 0, 'latin1');
+    this.writeEnd += s.length;
+  }
+
+  /** Appends `bytes[0, length)` at `writeEnd` (the room was made). */
+  private writeBytes(bytes: Uint8Array, length: number): void {
+    const size = this.data.length;
+    const at = this.writeEnd % size;
+    const first = Math.min(length, size - at);
+    this.data.set(bytes.subarray(0, first), at);
+    if (first < length) this.data.set(bytes.subarray(first, length), 0);
+    this.writeEnd += length;
+  }
+
+  /**
+   * Makes sure `bytes` more fit after `writeEnd` without overwriting a held byte, growing the storage
+   * (doubling, up to `capacity`) when they do not. The bounds guarantee the capacity suffices.
+   */
+  private makeRoom(bytes: number): void {
+    const oldest = this.count > 0 ? this.lineStart(0) : this.openStart;
+    const needed = this.writeEnd - oldest + bytes;
+    if (needed <= this.data.length) return;
+    if (needed > this.capacity)
+      throw new Error(`LineRing: ${needed} bytes exceed the capacity ${this.capacity}`);
+    const grown = Buffer.allocUnsafeSlow(Math.min(this.capacity, Math.max(this.data.length * 2, needed)));
+    const live = this.copyOut(oldest, this.writeEnd);
+    const at = oldest % grown.length;
+    const first = Math.min(live.length, grown.length - at);
+    grown.set(live.subarray(0, first), at);
+    grown.set(live.subarray(first), 0);
+    this.data = grown;
+  }
+
+  /** The stored bytes [from, to) as one contiguous view (a copy only where they wrap). */
+  private copyOut(from: number, to: number): Buffer {
+    const size = this.data.length;
+    const at = from % size;
+    const length = to - from;
+    if (at + length <= size) return this.data.subarray(at, at + length);
+    return Buffer.concat([this.data.subarray(at), this.data.subarray(0, length - (size - at))]);
+  }
+
+  /** The text of the stored bytes [from, to). */
+  private decode(from: number, to: number): string {
+    if (to <= from) return '';
+    return this.copyOut(from, to).toString('utf8');
+  }
+
+  /** Doubles the index (up to maxLines), unrolling it so the oldest line is at slot 0. */
+  private growIndex(): void {
+    const slots = Math.min(this.lineStored.length * 2, this.maxLines);
+    const stored = new Float64Array(slots);
+    const counted = new Float64Array(slots);
+    for (let i = 0; i < this.count; i++) {
+      const slot = this.slot(i);
+      stored[i] = this.lineStored[slot]!;
+      counted[i] = this.lineCounted[slot]!;
+    }
+    this.lineStored = stored;
+    this.lineCounted = counted;
+    this.head = 0;
+  }
 }
 
 /** Validates a non-negative integer argument (at least `min`). */
@@ -626,39 +619,7 @@ function keepTailBytes(s: string, maxBytes: number): string {
   return i === 0 ? s : s.slice(i);
 }
 
-/**
- * `s` (of `bytes` UTF-8 bytes) without its first characters that make up at least `excess` bytes.
- * Walks only the dropped characters, so trimming costs what it removes.
- */
-function dropHeadBytes(s: string, bytes: number, excess: number): { text: string; bytes: number } {
-  let dropped = 0;
-  let i = 0;
-  while (dropped < excess && i < s.length) {
-    const code = s.charCodeAt(i);
-    if (code < 0x80) dropped += 1;
-    else if (code < 0x800) dropped += 2;
-    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < s.length) {
-      const low = s.charCodeAt(i + 1);
-      if (low >= 0xdc00 && low <= 0xdfff) {
-        dropped += 4;
-        i += 1;
-      } else dropped += 3;
-    } else dropped += 3; // BMP character, or a lone surrogate (encoded as U+FFFD)
-    i += 1;
-  }
-  return { text: s.slice(i), bytes: bytes - dropped };
-}
-
-/**
- * A copy of `s` that shares no memory with the string it was sliced from. A slice keeps its whole
- * parent alive; lines of sparse text cut from big chunks full of escape sequences could otherwise pin
- * far more memory than `maxBytes`. (Concatenating builds a new flat string; V8 has no direct copy.)
- */
-function detach(s: string): string {
-  return s.length < DETACH_MIN_LENGTH ? s : ` ${s}`.slice(1);
-}
-
 /** End of the content of the line `block[lineStart, lineFeed)`: before the CR of a CRLF line end. */
 function contentEnd(block: string, lineStart: number, lineFeed: number): number {
-  return lineFeed > lineStart && block.charCodeAt(lineFeed - 1) === 0x0d ? lineFeed - 1 : lineFeed;
+  return lineFeed > lineStart && block.charCodeAt(lineFeed - 1) === CR ? lineFeed - 1 : lineFeed;
 }

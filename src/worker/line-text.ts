@@ -21,19 +21,47 @@ const ASCII_LINE_TEXT = /[\x09-\x0d\x20-\x7e]*/y;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the class is defined by control codes
 const WIDE_LINE_TEXT = /[\x09-\x0d\x20-\x7e\xa0-\uffff]*/y;
 
-/** True when `text` holds only printable characters (U+0020–U+007E, U+00A0 and up), TAB, LF and CR. */
-export function isLineText(text: string): boolean {
-  if (asciiLineTextEnd === undefined) return isLineTextByRegex(text);
+/** What {@link lineTextKind} finds. */
+export const LineTextKind = {
+  /** Something else: an escape sequence or another control. */
+  None: 0,
+  /** Line text, all of it ASCII (one UTF-8 byte per character). */
+  Ascii: 1,
+  /** Line text with characters beyond ASCII. */
+  Wide: 2,
+} as const;
+export type LineTextKind = (typeof LineTextKind)[keyof typeof LineTextKind];
+
+/**
+ * Whether `text` holds only printable characters (U+0020–U+007E, U+00A0 and up), TAB, LF and CR, and
+ * whether all of it is ASCII — which the scan learns for free and the scrollback uses.
+ */
+export function lineTextKind(text: string): LineTextKind {
+  if (asciiLineTextEnd === undefined) return lineTextKindByRegex(text);
   const end = asciiLineTextEnd(text);
   // Everything before `end` is printable ASCII, TAB, LF or CR (VT and FF excluded).
-  return end === text.length || wideLineTextFrom(text, end);
+  return kindFrom(text, end, end);
 }
 
-/** {@link isLineText} without the SIMD scan: the portable path (exported for tests). */
-export function isLineTextByRegex(text: string): boolean {
+/** {@link lineTextKind} without the SIMD scan: the portable path (exported for tests). */
+export function lineTextKindByRegex(text: string): LineTextKind {
   ASCII_LINE_TEXT.lastIndex = 0;
   ASCII_LINE_TEXT.test(text);
-  return wideLineTextFrom(text, 0, ASCII_LINE_TEXT.lastIndex);
+  return kindFrom(text, 0, ASCII_LINE_TEXT.lastIndex);
+}
+
+/** True when `text` is line text (see {@link lineTextKind}). */
+export function isLineText(text: string): boolean {
+  return lineTextKind(text) !== LineTextKind.None;
+}
+
+/**
+ * The kind of `text`, knowing `text[0, asciiEnd)` is in the ASCII class, VT and FF included from
+ * `from` on (the regex admits them, the SIMD scan does not).
+ */
+function kindFrom(text: string, from: number, asciiEnd: number): LineTextKind {
+  if (!wideLineTextFrom(text, from, asciiEnd)) return LineTextKind.None;
+  return asciiEnd === text.length ? LineTextKind.Ascii : LineTextKind.Wide;
 }
 
 /**

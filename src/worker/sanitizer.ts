@@ -42,8 +42,10 @@ export interface SanitizerSink {
    * would copy every byte of a flood, and the scrollback only indexes line ends anyway.)
    * The block is a fresh string or at least half of the chunk it was cut from, so a sink may keep it
    * (or slices of it) without pinning much more memory than it holds.
+   * `ascii` is true when the block is known to be ASCII (a line-text chunk), so a sink that encodes it
+   * can skip checking; false only means unknown.
    */
-  textBlock(block: string): void;
+  textBlock(block: string, ascii: boolean): void;
   /** A complete OSC payload (between `ESC ]` and BEL or `ESC \`), in stream order relative to text. */
   osc(payload: string): void;
 }
@@ -190,9 +192,10 @@ export class OutputSanitizer {
    * call, CRLF line ends and all (see `SanitizerSink.textBlock`). Falls back to {@link push} when the
    * state or the chunk needs the state machine: inside a sequence, a held surrogate half, a CR that is
    * not part of a CRLF (except a trailing one, which stays pending exactly as in `push`), or a chunk
-   * that ends in a high surrogate.
+   * that ends in a high surrogate. `ascii`: the chunk is ASCII too (`LineTextKind.Ascii`), passed on to
+   * `textBlock`.
    */
-  pushLineText(chunk: string, sink: SanitizerSink): void {
+  pushLineText(chunk: string, sink: SanitizerSink, ascii = false): void {
     const end = chunk.length;
     if (end === 0) return;
     if (this.mode !== Mode.Ground || this.heldHigh !== '') {
@@ -223,7 +226,7 @@ export class OutputSanitizer {
     }
     if (text !== '') {
       if (text.indexOf('\n') === -1) sink.text(text);
-      else sink.textBlock(text);
+      else sink.textBlock(text, ascii);
     }
     if (trailingCr) this.crPending = true;
   }
@@ -286,7 +289,7 @@ export class OutputSanitizer {
     if (run.indexOf('\r', lf - 1) !== -1)
       run = run.replace(CRLF, '\n'); // a fresh flat string
     else if (run.length * 2 < chunk.length) run = detach(run);
-    sink.textBlock(run);
+    sink.textBlock(run, false);
   }
 
   /** A C0 or C1 control in ground state. */

@@ -23,7 +23,7 @@ import type {
 } from '../shared/types.js';
 import { buildShellEnvironment } from './environment.js';
 import { LineRing } from './line-ring.js';
-import { isLineText } from './line-text.js';
+import { LineTextKind, lineTextKind } from './line-text.js';
 import type { LiveOutputPublisher } from './live-output.js';
 import { OutputWindow } from './output-window.js';
 import { identityOf, readProcStat } from './proc-probe.js';
@@ -115,8 +115,8 @@ export class SessionCore {
         sendSink()?.rewriteLine();
         this.live?.rewriteLine();
       },
-      textBlock: (block) => {
-        this.scrollback.textBlock(block);
+      textBlock: (block, ascii) => {
+        this.scrollback.textBlock(block, ascii);
         sendSink()?.textBlock(block);
         this.live?.textBlock(block);
       },
@@ -387,9 +387,10 @@ export class SessionCore {
     this.pendingOutput = take === pending.length ? [] : pending.slice(take);
     const data = slice.length === 1 ? slice[0]! : slice.join('');
     // One scan decides the route for both consumers (line-text.ts): a plain flood is not scanned twice.
-    if (isLineText(data)) {
+    const kind = lineTextKind(data);
+    if (kind !== LineTextKind.None) {
       this.replier?.feedLineText(data);
-      this.sanitizer.pushLineText(data, this.sink);
+      this.sanitizer.pushLineText(data, this.sink, kind === LineTextKind.Ascii);
     } else {
       this.replier?.feed(data);
       this.sanitizer.push(data, this.sink);
