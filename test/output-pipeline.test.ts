@@ -126,6 +126,10 @@ describe('live output (data plane)', () => {
     // The pty's CRLFs reach the scrollback as they are (line text); subscribers get LF only.
     expect(text).not.toContain('\r');
     expect(chunks.length).toBeLessThan(3000 / 10); // batched, not one message per line
+    // A carriage-return rewrite stays a lone `\r` before the text that replaces the line.
+    await session.startSend({ text: "printf 'p 10%%\\rp 99%%\\n'; seq 1 3" }).done;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(chunks.map((c) => c.text).join('')).toContain('p 10%\rp 99%\n1\n2\n3\n');
     sub.dispose();
     const before = chunks.length;
     await session.startSend({ text: 'echo after-dispose' }).done;

@@ -27,18 +27,25 @@ class MaterializingSink implements SanitizerSink {
   textCalls = 0;
   blockCalls = 0;
 
+  /** A rewrite was the last call: text must come next (the live stream relies on it, protocol.ts). */
+  private rewriting = false;
+
   text(s: string): void {
     expect(s.length).toBeGreaterThan(0);
     expect(FORBIDDEN_IN_TEXT.test(s)).toBe(false);
     this.textCalls += 1;
     this.open += s;
+    this.rewriting = false;
   }
   newline(): void {
+    expect(this.rewriting, 'a rewrite is followed by text, never by a line end').toBe(false);
     this.lines.push(this.open);
     this.open = '';
   }
   rewriteLine(): void {
+    expect(this.rewriting, 'a rewrite is followed by text').toBe(false);
     this.open = '';
+    this.rewriting = true;
   }
   /**
    * By the contract's equivalence: text + newline per `\n`-terminated piece (without the CR of a
@@ -48,6 +55,7 @@ class MaterializingSink implements SanitizerSink {
     expect(block).toContain('\n');
     expect(FORBIDDEN_IN_BLOCK.test(block)).toBe(false);
     if (ascii) expect(block).toMatch(/^\p{ASCII}*$/u); // a sink may trust the flag and encode as Latin-1
+    expect(block.startsWith('\n') && this.rewriting, 'a rewrite is followed by text').toBe(false);
     this.blockCalls += 1;
     const pieces = block
       .split('\n')

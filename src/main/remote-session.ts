@@ -6,7 +6,12 @@
 import type { MessagePort } from 'node:worker_threads';
 import type * as Comlink from 'comlink';
 import { TerminalError } from '../shared/errors.js';
-import type { LiveOutputAck, LiveOutputMessage, RemoteSessionApi } from '../shared/protocol.js';
+import {
+  type LiveOutputAck,
+  type LiveOutputMessage,
+  liveTextForSubscribers,
+  type RemoteSessionApi,
+} from '../shared/protocol.js';
 import type {
   Disposable,
   OutputChunk,
@@ -170,7 +175,7 @@ export class RemoteSession implements TerminalSession {
 
   private onLiveOutput(message: LiveOutputMessage): void {
     if (message?.type !== 'output') return;
-    const chunk: OutputChunk = { text: message.text, dropped: message.dropped };
+    const chunk: OutputChunk = { text: liveTextForSubscribers(message.text), dropped: message.dropped };
     for (const listener of this.listeners) {
       try {
         listener(chunk);
@@ -178,7 +183,7 @@ export class RemoteSession implements TerminalSession {
         // A throwing subscriber must not break delivery to the others or the acknowledgements.
       }
     }
-    const ack: LiveOutputAck = { type: 'ack', chars: message.text.length };
+    const ack: LiveOutputAck = { type: 'ack', chars: message.text.length }; // as the engine counted them
     this.parts.dataPort.postMessage(ack);
   }
 

@@ -95,10 +95,22 @@ export interface RemoteSessionApi {
 /** A batch of live output, engine → host. */
 export interface LiveOutputMessage {
   type: 'output';
-  /** Sanitized text; `\n` ends a line, `\r` starts a rewrite of the current line. */
+  /**
+   * Sanitized text: `\n` or `\r\n` ends a line, and a lone `\r` starts a rewrite of the current line.
+   * A rewrite is always followed by the text that replaces the line, never by a line end, so `\r\n` is
+   * unambiguous. The engine leaves the CRLFs of line-text floods as they are (normalizing costs its
+   * reading thread a pass over every byte); the host turns them into `\n` with {@link liveTextForSubscribers}.
+   */
   text: string;
-  /** Characters dropped before this batch because the host had not acknowledged enough. */
+  /** Characters dropped before this batch because the host had not acknowledged enough (as subscribers count them). */
   dropped: number;
+}
+
+const CRLF = /\r\n/g;
+
+/** A batch's text as subscribers get it: every line ends with `\n`; a lone `\r` starts a rewrite. */
+export function liveTextForSubscribers(text: string): string {
+  return text.indexOf('\r\n') === -1 ? text : text.replace(CRLF, '\n');
 }
 
 /** An acknowledgement, host → engine: the host processed `chars` more characters. */

@@ -16,9 +16,6 @@ const HIGH_WATERMARK_CHARS = 1024 * 1024;
 /** … and resume once the host caught up below this. */
 const LOW_WATERMARK_CHARS = 256 * 1024;
 
-/** CRLF line ends, which a text block may carry; the live stream uses LF only. */
-const CRLF = /\r\n/g;
-
 /** Batches sanitized output to the host while enabled. */
 export class LiveOutputPublisher {
   private enabled = false;
@@ -69,9 +66,15 @@ export class LiveOutputPublisher {
     if (this.enabled) this.push('\n');
   }
 
-  /** Several lines at once (`\n` or `\r\n` ends each; subscribers get `\n` only). */
+  /**
+   * Several lines at once, `\n` or `\r\n` ending each. Sent as they are: the host turns CRLF into LF
+   * for subscribers (`liveTextForSubscribers`), off this thread, which must get back to reading.
+   */
   textBlock(block: string): void {
-    if (this.enabled) this.push(block.indexOf('\r') === -1 ? block : block.replace(CRLF, '\n'));
+    if (!this.enabled) return;
+    if (this.paused)
+      this.dropped += block.length - crlfCount(block); // count as subscribers would
+    else this.push(block);
   }
 
   /** Start of a rewrite of the current line. */
@@ -116,4 +119,11 @@ export class LiveOutputPublisher {
     this.dropped = 0;
     this.port.postMessage(message);
   }
+}
+
+/** Number of `\r\n` in `text`. */
+function crlfCount(text: string): number {
+  let count = 0;
+  for (let at = text.indexOf('\r\n'); at !== -1; at = text.indexOf('\r\n', at + 2)) count += 1;
+  return count;
 }
