@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type OutputChunk, testEngine } from './support/engine.js';
+import { until } from './support/until.js';
 
 const lines = (text: string) => text.split('\n');
 
@@ -118,18 +119,18 @@ describe('live output (data plane)', () => {
     const session = await engine.spawn();
     const chunks: OutputChunk[] = [];
     const sub = session.onOutput((chunk) => chunks.push(chunk));
+    const joined = (): string => chunks.map((c) => c.text).join('');
     await session.startSend({ text: 'seq 1 3000' }).done;
     // Batches flush within a few ms of the output.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const text = chunks.map((c) => c.text).join('');
-    expect(text).toContain('\n2999\n3000\n');
+    await until('the end of seq in the live stream', () => joined().includes('\n2999\n3000\n'));
+    const text = joined();
     // The pty's CRLFs reach the scrollback as they are (line text); subscribers get LF only.
     expect(text).not.toContain('\r');
     expect(chunks.length).toBeLessThan(3000 / 10); // batched, not one message per line
     // A carriage-return rewrite stays a lone `\r` before the text that replaces the line.
     await session.startSend({ text: "printf 'p 10%%\\rp 99%%\\n'; seq 1 3" }).done;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(chunks.map((c) => c.text).join('')).toContain('p 10%\rp 99%\n1\n2\n3\n');
+    const progress = 'p 10%\rp 99%\n1\n2\n3\n';
+    await until('the progress lines in the live stream', () => joined().includes(progress));
     sub.dispose();
     const before = chunks.length;
     await session.startSend({ text: 'echo after-dispose' }).done;
