@@ -1,0 +1,73 @@
+/**
+ * Micro-benchmark (standalone, not part of `run.mjs`): the CPU the engine thread spends per read of a
+ * flood, without the pty — the line-text check, the replier, the sanitizer and the scrollback, fed ~4 KiB
+ * reads of the flood log with CRLF line ends as the session's `processOutput` feeds them. The baseline,
+ * run in the same process on the same reads, is what raw node-pty pays per read anyway: decoding the
+ * bytes into a string (`StringDecoder`). Timing the pipeline alone, best of several passes, is far steadier
+ * than a flood through a pty on a shared machine, so it is the number to watch when changing the hot path.
+ *
+ *   npm run build && node bench/pipeline-cpu.mjs
+ */
+import { readFileSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
+import { LineRing } from '../dist/worker/line-ring.js';
+import { LineTextKind, lineTextKind } from '../dist/worker/line-text.js';
+import { OutputSanitizer } from '../dist/worker/sanitizer.js';
+import { TerminalReplier } from '../dist/worker/terminal-replier.js';
+import { ensureLogFile } from './lib/data-file.mjs';
+
+/** About one pty read during a flood, in bytes. */
+const READ_BYTES = 4_400;
+const PASSES = 12;
+const MIB_100 = 100 * 2 ** 20;
+
+const log = Buffer.from(readFileSync(ensureLogFile(20 * 2 ** 20), 'latin1').replaceAll('\n', '\r\n'), 'latin1');
+const reads = [];
+for (let at = 0; at + READ_BYTES <= log.length; at += READ_BYTES) reads.push(log.subarray(at, at + READ_BYTES));
+const bytes = reads.length * READ_BYTES;
+// Flat strings, as the decoder hands them to the session.
+const texts = reads.map((read) => ` ${read.toString('latin1')}`.slice(1));
+
+/** Best time of `PASSES` runs of `pass`, scaled to 100 MiB. */
+async function best(pass) {
+  let bestMs = Number.POSITIVE_INFINITY;
+  for (let r = 0; r < PASSES; r++) {
+    const started = performance.now();
+    pass();
+    bestMs = Math.min(bestMs, performance.now() - started);
+    await new Promise((resolve) => setImmediate(resolve)); // let the replier's scheduled work run
+  }
+  return (bestMs * MIB_100) / bytes;
+}
+
+const decoder = new StringDecoder('utf8');
+const decodeMs = await best(() => {
+  for (const read of reads) decoder.write(read);
+});
+
+const replier = new TerminalReplier({ cols: 120, rows: 40, reply: () => undefined });
+const sanitizer = new OutputSanitizer({ maxPendingChars: 256 * 1024 });
+const ring = new LineRing({ maxLines: 10_000, maxBytes: 4 * 2 ** 20 });
+const sink = {
+  text: (s) => ring.text(s),
+  newline: () => ring.newline(),
+  rewriteLine: () => ring.rewriteLine(),
+  textBlock: (block, ascii) => ring.textBlock(block, ascii),
+  osc: () => undefined,
+};
+const pipelineMs = await best(() => {
+  for (const text of texts) {
+    const kind = lineTextKind(text);
+    if (kind === LineTextKind.None) throw new Error('a log read is not line text');
+    replier.feedLineText(text);
+    sanitizer.pushLineText(text, sink, kind === LineTextKind.Ascii);
+  }
+});
+const ringMs = await best(() => {
+  for (const text of texts) ring.textBlock(text, true);
+});
+replier.dispose();
+
+console.log(`decode (raw node-pty's share)  ${decodeMs.toFixed(1)} ms per 100 MiB`);
+console.log(`session pipeline               ${pipelineMs.toFixed(1)} ms per 100 MiB  (${(pipelineMs / decodeMs).toFixed(2)} × decode)`);
+console.log(`  of which the scrollback      ${ringMs.toFixed(1)} ms per 100 MiB`);
