@@ -21,9 +21,13 @@ const READ_BYTES = 4_400;
 const PASSES = 12;
 const MIB_100 = 100 * 2 ** 20;
 
-const log = Buffer.from(readFileSync(ensureLogFile(20 * 2 ** 20), 'latin1').replaceAll('\n', '\r\n'), 'latin1');
+const log = Buffer.from(
+  readFileSync(ensureLogFile(20 * 2 ** 20), 'latin1').replaceAll('\n', '\r\n'),
+  'latin1',
+);
 const reads = [];
-for (let at = 0; at + READ_BYTES <= log.length; at += READ_BYTES) reads.push(log.subarray(at, at + READ_BYTES));
+for (let at = 0; at + READ_BYTES <= log.length; at += READ_BYTES)
+  reads.push(log.subarray(at, at + READ_BYTES));
 const bytes = reads.length * READ_BYTES;
 // Flat strings, as the decoder hands them to the session.
 const texts = reads.map((read) => ` ${read.toString('latin1')}`.slice(1));
@@ -69,5 +73,7 @@ const ringMs = await best(() => {
 replier.dispose();
 
 console.log(`decode (raw node-pty's share)  ${decodeMs.toFixed(1)} ms per 100 MiB`);
-console.log(`session pipeline               ${pipelineMs.toFixed(1)} ms per 100 MiB  (${(pipelineMs / decodeMs).toFixed(2)} × decode)`);
+console.log(
+  `session pipeline               ${pipelineMs.toFixed(1)} ms per 100 MiB  (${(pipelineMs / decodeMs).toFixed(2)} × decode)`,
+);
 console.log(`  of which the scrollback      ${ringMs.toFixed(1)} ms per 100 MiB`);
