@@ -440,23 +440,13 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
     const base = this.writeEnd;
     let lineStart = this.openStart;
     let counted = this.countedEnd;
-    let slots = this.lineStored.length;
-    let slot = this.slot(this.count);
     if (ascii) {
       const run = from === 0 && end === block.length ? block : block.slice(from, end);
       this.makeRoom(run.length);
       this.writeLatin1(run);
       // One byte per character: a line feed at `lf` ends its line at stored position base + lf - from + 1.
       for (let lf = run.indexOf('\n'); lf !== -1; lf = run.indexOf('\n', lf + 1)) {
-        if (this.count === slots) {
-          this.makeIndexRoom();
-          slots = this.lineStored.length;
-          slot = this.slot(this.count);
-        }
-        this.lineStored[slot] = lineStart;
-        this.lineCounted[slot] = counted;
-        slot = slot + 1 === slots ? 0 : slot + 1;
-        this.count += 1;
+        this.addRunLine(lineStart, counted);
         const lineEnd = base + lf + 1;
         // Only a CR right before the LF belongs to the line end; the open line never ends in a CR.
         counted += lineEnd - lineStart - (lf > 0 && run.charCodeAt(lf - 1) === CR ? 1 : 0);
@@ -468,15 +458,7 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
       this.makeRoom(size);
       this.writeBytes(scratch, size);
       for (let lf = scratch.indexOf(LF); lf !== -1 && lf < size; lf = scratch.indexOf(LF, lf + 1)) {
-        if (this.count === slots) {
-          this.makeIndexRoom();
-          slots = this.lineStored.length;
-          slot = this.slot(this.count);
-        }
-        this.lineStored[slot] = lineStart;
-        this.lineCounted[slot] = counted;
-        slot = slot + 1 === slots ? 0 : slot + 1;
-        this.count += 1;
+        this.addRunLine(lineStart, counted);
         const lineEnd = base + lf + 1;
         counted += lineEnd - lineStart - (lf > 0 && scratch[lf - 1] === CR ? 1 : 0);
         lineStart = lineEnd;
@@ -486,6 +468,12 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
     this.openStart = lineStart;
     const open = this.openBytes();
     this.evictFor(open > 0 ? 1 : 0, open);
+  }
+
+  /** One completed line of a run: at `maxLines` the oldest line goes first, else the index grows as needed. */
+  private addRunLine(stored: number, counted: number): void {
+    if (this.count === this.lineStored.length) this.makeIndexRoom();
+    this.pushLine(stored, counted);
   }
 
   /** Room in the index for one more line of a run: it grows, or at `maxLines` the oldest line goes. */
