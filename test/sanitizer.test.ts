@@ -389,7 +389,7 @@ describe('OutputSanitizer examples', () => {
     expect(sink.lines).toHaveLength(1);
   });
 
-  it('hands a CRLF flood to the sink as one LF-only block per push', () => {
+  it('hands a CRLF flood to the sink as one block per push, CRLFs as written', () => {
     const lines = Array.from({ length: 5_000 }, (_, i) => `log line ${i} é`);
     const blocks: string[] = [];
     const sink: SanitizerSink = {
@@ -405,7 +405,10 @@ describe('OutputSanitizer examples', () => {
     sanitizer.push(input.slice(0, cut), sink);
     sanitizer.push(input.slice(cut), sink);
     expect(blocks).toHaveLength(2);
-    expect(blocks.join('')).toBe(lines.map((l) => `${l}\n`).join(''));
+    // Not copied to drop the CRs; the CR of the split CRLF was held and its LF ends the line.
+    expect(blocks[0]).toBe(input.slice(0, cut - 1));
+    expect(blocks[1]).toBe(input.slice(cut));
+    expect(blocks.join('').replaceAll('\r\n', '\n')).toBe(lines.map((l) => `${l}\n`).join(''));
   });
 
   it('stops a multi-line run at a lone CR, ESC and other controls', () => {

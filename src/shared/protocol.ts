@@ -98,7 +98,7 @@ export interface LiveOutputMessage {
   /**
    * Sanitized text: `\n` or `\r\n` ends a line, and a lone `\r` starts a rewrite of the current line.
    * A rewrite is always followed by the text that replaces the line, never by a line end, so `\r\n` is
-   * unambiguous. The engine leaves the CRLFs of line-text floods as they are (normalizing costs its
+   * unambiguous. The engine leaves CRLFs as the program wrote them (normalizing costs its
    * reading thread a pass over every byte); the host turns them into `\n` with {@link liveTextForSubscribers}.
    */
   text: string;

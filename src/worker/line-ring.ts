@@ -92,7 +92,7 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
   /** Sequence number of the newest completed line that lost its head to the byte bound (-1: none). */
   private lastTrimmedSeq = -1;
   private dropped = false;
-  /** UTF-8 of a non-ASCII run of lines (indexed before it is copied in); allocated on first use. */
+  /** The UTF-8 of a non-ASCII run, copied in and scanned for its line ends; allocated on first use. */
   private runScratch: Buffer | undefined;
 
   constructor(options: LineRingOptions) {

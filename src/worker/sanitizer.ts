@@ -38,8 +38,9 @@ export interface SanitizerSink {
    * Several lines at once (the fast path of a flood): printable text in which each `\n` or `\r\n` ends
    * a line — exactly equivalent to `text(piece)` + `newline()` for each piece ended by `\n` (without
    * the CR of a `\r\n`), then `text(rest)`. A CR occurs only directly before an LF; never ESC or another
-   * control except TAB; always at least one `\n`. (Line-text chunks keep their CRLFs: normalizing them
-   * would copy every byte of a flood, and the scrollback only indexes line ends anyway.)
+   * control except TAB; always at least one `\n`. (Blocks keep their CRLFs: normalizing them would
+   * copy every byte of a flood, and every sink handles them — the scrollback stores them as they are,
+   * the live stream leaves them to the host.)
    * The block is a fresh string or at least half of the chunk it was cut from, so a sink may keep it
    * (or slices of it) without pinning much more memory than it holds.
    * `ascii` is true when the block is known to be ASCII (a line-text chunk), so a sink that encodes it
@@ -102,11 +103,6 @@ const C1_APC = 0x9f;
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching controls is the job
 const GROUND_BREAK = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)/g;
-/**
- * Line ends of a plain run, normalized to LF. A global regex replace builds one flat string; measured,
- * `replaceAll('\r\n', '\n')` is as fast but returns a rope that every consumer must flatten again.
- */
-const CRLF = /\r\n/g;
 /** OSC: characters that end, cancel or interrupt the string. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching controls is the job
 const OSC_SPECIAL = /[\x07\x18\x1a\x1b\x80-\x9f]/g;
@@ -246,7 +242,7 @@ export class OutputSanitizer {
 
   /**
    * Plain text up to the next control that is not part of a line end, then that control. A run may
-   * span many lines: LF and CRLF belong to it (CRLF is normalized to LF) and it goes to the sink in
+   * span many lines: LF and CRLF belong to it (kept as they are) and it goes to the sink in
    * one call — `textBlock` when it holds a line end, `text` otherwise. It stops only at a lone CR
    * (one not followed by LF in this chunk), ESC, a C1 control or another C0 control.
    */
@@ -280,15 +276,11 @@ export class OutputSanitizer {
   /** Hands `chunk[start, end)` (plain text, LF and CRLF only) to the sink in one call. */
   private plainRun(chunk: string, start: number, end: number, sink: SanitizerSink): void {
     let run = start === 0 && end === chunk.length ? chunk : chunk.slice(start, end);
-    const lf = run.indexOf('\n');
-    if (lf === -1) {
+    if (run.indexOf('\n') === -1) {
       sink.text(run); // no line end, hence no CR either
       return;
     }
-    // Every CR of a run directly precedes an LF, so the first one is at or after lf - 1.
-    if (run.indexOf('\r', lf - 1) !== -1)
-      run = run.replace(CRLF, '\n'); // a fresh flat string
-    else if (run.length * 2 < chunk.length) run = detach(run);
+    if (run.length * 2 < chunk.length) run = detach(run);
     sink.textBlock(run, false);
   }
 
