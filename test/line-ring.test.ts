@@ -3,6 +3,7 @@ import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TerminalError } from '../src/shared/errors.js';
+import { LineFeeds } from '../src/worker/line-feeds.js';
 import { LineRing } from '../src/worker/line-ring.js';
 import { OutputSanitizer } from '../src/worker/sanitizer.js';
 
@@ -123,16 +124,26 @@ class NaiveRing {
   }
 }
 
+/** The line feeds of `s` as the line-text scan reports them, found the obvious way. */
+function lineFeedsOf(s: string): LineFeeds {
+  const positions = [...s.matchAll(/\n/g)].map((match) => match.index);
+  const lineFeeds = new LineFeeds();
+  lineFeeds.reset();
+  lineFeeds.add(Int32Array.from(positions), positions.length, [...s.matchAll(/\r/g)].length, 0);
+  return lineFeeds;
+}
+
 type Op =
   | { kind: 'text'; s: string }
   | { kind: 'newline' }
   | { kind: 'rewrite' }
-  | { kind: 'block'; s: string; told: boolean }
+  | { kind: 'block'; s: string; told: boolean; lineFeeds: boolean }
   | { kind: 'read'; offset: number; count: number; maxBytes: number }
   | { kind: 'since'; back: number; maxBytes: number };
 
 const textPiece = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 6 }).map((s) => s.replace(/[\n\r]/g, '')),
+  fc.string({ unit: 'binary-ascii', maxLength: 6 }).map((s) => s.replace(/[\n\r]/g, '')),
   fc.constantFrom('é', '日本語', '😀', 'x'.repeat(40), '\t'),
 );
 /**
@@ -146,7 +157,15 @@ const block = fc
   })
   .map((lines) => lines.map(([piece, end], i) => (i === lines.length - 1 ? piece : piece + end)).join(''));
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('block' as const), s: block, told: fc.boolean() }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('block' as const),
+      s: block,
+      told: fc.boolean(),
+      lineFeeds: fc.boolean(),
+    }),
+  },
   { weight: 5, arbitrary: textPiece.map((s) => ({ kind: 'text' as const, s })) },
   { weight: 4, arbitrary: fc.constant({ kind: 'newline' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'rewrite' as const }) },
@@ -196,8 +215,10 @@ describe('LineRing agrees with the naive model', () => {
               case 'block': {
                 // The contract: text + newline per `\n`-terminated piece (without the CR of a CRLF),
                 // then text of the rest.
-                // The sanitizer says when a block is ASCII; the ring checks when it is not told.
-                ring.textBlock(step.s, step.told && /^\p{ASCII}*$/u.test(step.s));
+                // The sanitizer says when a block is ASCII; the ring checks when it is not told. For an
+                // ASCII block it may also pass where the line feeds are, as the scan found them.
+                const ascii = step.told && /^\p{ASCII}*$/u.test(step.s);
+                ring.textBlock(step.s, ascii, ascii && step.lineFeeds ? lineFeedsOf(step.s) : undefined);
                 const pieces = step.s.split('\n');
                 const rest = pieces.pop()!;
                 for (const piece of pieces) {

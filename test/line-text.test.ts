@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { asciiLineTextEnd } from '../src/worker/ascii-line-scan.js';
+import { LineFeeds } from '../src/worker/line-feeds.js';
 import { LineTextKind, lineTextKind, lineTextKindByRegex } from '../src/worker/line-text.js';
 
 /** The definition, as one plain regex: printable characters, TAB, LF and CR. */
@@ -96,6 +97,55 @@ describe('asciiLineTextEnd (SIMD)', () => {
     // Wide text before the stop fills the copy's memory faster than it fills a window.
     expect(scan(`${'x'.repeat(65_535)}${'日'.repeat(70_000)}`)).toBe(65_535);
     expect(scan(`${'x'.repeat(65_536)}${'日'.repeat(70_000)}`)).toBe(65_536);
+  });
+
+  /** The model: LF indices and the CR count before `end`. */
+  const lineFeedsBefore = (text: string, end: number): { positions: number[]; crs: number } => {
+    const positions: number[] = [];
+    let crs = 0;
+    for (let i = 0; i < end; i++) {
+      if (text[i] === '\n') positions.push(i);
+      if (text[i] === '\r') crs += 1;
+    }
+    return { positions, crs };
+  };
+  const recorded = (lineFeeds: LineFeeds) => ({
+    positions: Array.from(lineFeeds.positions.subarray(0, lineFeeds.count)),
+    crs: lineFeeds.crCount,
+  });
+
+  it('records every line feed and counts the CRs before where it stops, across windows', () => {
+    const scan = asciiLineTextEnd!;
+    const lineFeeds = new LineFeeds();
+    const lines = fc
+      .array(fc.tuple(fc.nat(200), fc.constantFrom('\n', '\r\n', '\r', '')), { maxLength: 40 })
+      .map((parts) => parts.map(([length, end]) => 'x'.repeat(length) + end).join(''));
+    fc.assert(
+      fc.property(fc.oneof(anyText, lines), (text) => {
+        const end = scan(text, lineFeeds);
+        expect(recorded(lineFeeds)).toEqual(lineFeedsBefore(text, end));
+      }),
+      { numRuns: 2000 },
+    );
+    // Windows of 64 Ki characters: indices continue across them, and a stop in a later one counts.
+    const long = `${'a\r\n'.repeat(30_000)}${'b\n'.repeat(20_000)}\x07${'c\n'.repeat(10)}`;
+    const end = scan(long, lineFeeds);
+    expect(end).toBe(130_000);
+    expect(recorded(lineFeeds)).toEqual(lineFeedsBefore(long, end));
+    expect(lineFeeds.count).toBe(50_000);
+  });
+
+  it('leaves the line feeds known exactly when lineTextKind finds ASCII line text', () => {
+    const lineFeeds = new LineFeeds();
+    fc.assert(
+      fc.property(anyText, (text) => {
+        const kind = lineTextKind(text, lineFeeds);
+        if (kind === LineTextKind.Ascii)
+          expect(recorded(lineFeeds)).toEqual(lineFeedsBefore(text, text.length));
+        else expect(lineFeeds.known).toBeUndefined();
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('stops exactly at the first unit that is not line-text ASCII', () => {

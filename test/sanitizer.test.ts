@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TerminalError } from '../src/shared/errors.js';
+import { LineFeeds } from '../src/worker/line-feeds.js';
 import { isLineText, LineTextKind, lineTextKind } from '../src/worker/line-text.js';
 import { OutputSanitizer, type SanitizerSink } from '../src/worker/sanitizer.js';
 
@@ -26,6 +27,7 @@ class MaterializingSink implements SanitizerSink {
   readonly oscs: OscEvent[] = [];
   textCalls = 0;
   blockCalls = 0;
+  blocksWithLineFeeds = 0;
 
   /** A rewrite was the last call: text must come next (the live stream relies on it, protocol.ts). */
   private rewriting = false;
@@ -51,8 +53,14 @@ class MaterializingSink implements SanitizerSink {
    * By the contract's equivalence: text + newline per `\n`-terminated piece (without the CR of a
    * CRLF), then text of the rest.
    */
-  textBlock(block: string, ascii: boolean): void {
+  textBlock(block: string, ascii: boolean, lineFeeds?: LineFeeds): void {
     expect(block).toContain('\n');
+    if (lineFeeds !== undefined) {
+      // The contract: the indices of the block's line feeds, all of them, in order.
+      const expected = [...block.matchAll(/\n/g)].map((match) => match.index);
+      expect(Array.from(lineFeeds.positions.subarray(0, lineFeeds.count))).toEqual(expected);
+      this.blocksWithLineFeeds += 1;
+    }
     expect(FORBIDDEN_IN_BLOCK.test(block)).toBe(false);
     if (ascii) expect(block).toMatch(/^\p{ASCII}*$/u); // a sink may trust the flag and encode as Latin-1
     expect(block.startsWith('\n') && this.rewriting, 'a rewrite is followed by text').toBe(false);
@@ -79,19 +87,22 @@ class MaterializingSink implements SanitizerSink {
 
 /**
  * Pushes `chunks` through a fresh sanitizer, checking the pending bound after every push. `routed`:
- * each chunk goes the way the session sends it, through `pushLineText` when it is line text.
+ * each chunk goes the way the session sends it, through `pushLineText` when it is line text —
+ * `'session'` also with the line feeds its scan found, as the session passes them.
  */
 function run(
   chunks: readonly string[],
   maxPendingChars = 1024,
-  routed = false,
+  routed: false | 'lineText' | 'session' = false,
 ): MaterializingSink & { pending: number } {
   const sanitizer = new OutputSanitizer({ maxPendingChars });
   const sink = new MaterializingSink();
+  const lineFeeds = new LineFeeds();
   for (const chunk of chunks) {
-    const kind = lineTextKind(chunk);
+    const kind = lineTextKind(chunk, lineFeeds);
+    const known = routed === 'session' ? lineFeeds.known : undefined;
     if (routed && kind !== LineTextKind.None)
-      sanitizer.pushLineText(chunk, sink, kind === LineTextKind.Ascii);
+      sanitizer.pushLineText(chunk, sink, kind === LineTextKind.Ascii, known);
     else sanitizer.push(chunk, sink);
     expect(sanitizer.pendingLength).toBeLessThanOrEqual(maxPendingChars);
   }
@@ -177,7 +188,7 @@ describe('OutputSanitizer properties', () => {
           const whole = run([input], maxPending);
           const split = run(splitAt(input, positions), maxPending);
           const perChar = run([...input.split('')], maxPending);
-          const routed = run(splitAt(input, positions), maxPending, true);
+          const routed = run(splitAt(input, positions), maxPending, 'lineText');
           for (const other of [split, perChar, routed]) {
             expect(other.materialized).toBe(whole.materialized);
             expect(other.oscs).toEqual(whole.oscs);
@@ -191,29 +202,47 @@ describe('OutputSanitizer properties', () => {
 
   it('gives the same result through pushLineText as through push, for line text split anywhere', () => {
     // Mostly line text, so most chunks take the fast route; the rare control sends some the general way.
+    const lineEnd = fc.constantFrom('\r\n', '\n', '\r', '\r\r\n', '\t');
+    const rare = fc.constantFrom('\x1b[31m', '\x07', '\x0b', '\uD83D', '\x1b]133;D;0;n\x07');
     const lineToken = fc.oneof(
       { weight: 8, arbitrary: printable },
-      { weight: 6, arbitrary: fc.constantFrom('\r\n', '\n', '\r', '\r\r\n', '\t') },
-      { weight: 1, arbitrary: fc.constantFrom('\x1b[31m', '\x07', '\x0b', '\uD83D', '\x1b]133;D;0;n\x07') },
+      { weight: 6, arbitrary: lineEnd },
+      { weight: 1, arbitrary: rare },
+    );
+    // ASCII line text, as most floods are: the chunks whose line feeds the scan knows (lone CRs
+    // among them must still take the state machine).
+    const asciiToken = fc.oneof(
+      { weight: 8, arbitrary: fc.string({ unit: fc.constantFrom(...'abc xyz-'), maxLength: 12 }) },
+      { weight: 6, arbitrary: lineEnd },
     );
     let fastChunks = 0;
+    let blocksWithLineFeeds = 0;
     fc.assert(
       fc.property(
-        fc.array(lineToken, { maxLength: 60, size: 'max' }).map((tokens) => tokens.join('')),
+        fc
+          .oneof(
+            fc.array(lineToken, { maxLength: 60, size: 'max' }),
+            fc.array(asciiToken, { maxLength: 60, size: 'max' }),
+          )
+          .map((tokens) => tokens.join('')),
         fc.array(fc.nat(), { maxLength: 12 }),
         (input, positions) => {
           const chunks = splitAt(input, positions);
           fastChunks += chunks.filter((chunk) => chunk !== '' && isLineText(chunk)).length;
           const plain = run(chunks, 64);
-          const routed = run(chunks, 64, true);
-          expect(routed.materialized).toBe(plain.materialized);
-          expect(routed.oscs).toEqual(plain.oscs);
-          expect(routed.pending).toBe(plain.pending);
+          for (const route of ['lineText', 'session'] as const) {
+            const routed = run(chunks, 64, route);
+            expect(routed.materialized, route).toBe(plain.materialized);
+            expect(routed.oscs, route).toEqual(plain.oscs);
+            expect(routed.pending, route).toBe(plain.pending);
+            blocksWithLineFeeds += routed.blocksWithLineFeeds;
+          }
         },
       ),
       { numRuns: 400 },
     );
     expect(fastChunks).toBeGreaterThan(1000);
+    expect(blocksWithLineFeeds).toBeGreaterThan(100);
   });
 
   it('never materializes ESC, CR or another control except TAB and LF', () => {

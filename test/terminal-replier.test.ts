@@ -7,7 +7,8 @@ import xtermHeadless, { type Terminal } from '@xterm/headless';
 import fc from 'fast-check';
 import { spawn } from 'node-pty';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isLineText } from '../src/worker/line-text.js';
+import { LineFeeds } from '../src/worker/line-feeds.js';
+import { LineTextKind, lineTextKind } from '../src/worker/line-text.js';
 import { lineFeedsToRefresh, PlainRunScanner, reducePlainRun } from '../src/worker/plain-text-skip.js';
 import { replierTerminalOptions, TerminalReplier } from '../src/worker/terminal-replier.js';
 
@@ -156,24 +157,29 @@ describe('TerminalReplier idle signalling and batching', () => {
       { name: 'after an SGR held with them', before: '\x1b[1;32mgreen ', flood: logLines(20_000) },
       { name: 'lines too long for the newest chunks alone', before: '', flood: longLines },
     ];
-    for (const { name, before, flood } of cases) {
-      const { replier: r, replies } = replier(160, 40);
-      const reference = referenceTerminal(160, 40);
-      r.feed(before);
-      for (let at = 0; at < flood.length; at += 4096) {
-        const chunk = flood.slice(at, at + 4096);
-        expect(isLineText(chunk)).toBe(true);
-        r.feedLineText(chunk);
+    const lineFeeds = new LineFeeds();
+    for (const { name: caseName, before, flood } of cases) {
+      // With the line feeds the session's scan found (ASCII chunks), and without (wide text).
+      for (const withLineFeeds of [false, true]) {
+        const name = `${caseName}${withLineFeeds ? ', line feeds known' : ''}`;
+        const { replier: r, replies } = replier(160, 40);
+        const reference = referenceTerminal(160, 40);
+        r.feed(before);
+        for (let at = 0; at < flood.length; at += 4096) {
+          const chunk = flood.slice(at, at + 4096);
+          expect(lineTextKind(chunk, lineFeeds)).toBe(LineTextKind.Ascii);
+          r.feedLineText(chunk, withLineFeeds ? lineFeeds.known : undefined);
+        }
+        r.feed(`\x1b[0mtail${CPR}`);
+        await r.whenIdle();
+        await written(reference.terminal, `${before}${flood}\x1b[0mtail${CPR}`);
+        expect(replies, name).toEqual(reference.replies);
+        expect(screenState(Reflect.get(r, 'terminal') as Terminal), name).toEqual(
+          screenState(reference.terminal),
+        );
+        expect(r.stats.charsParsed, name).toBeLessThan(flood.length / 20);
+        expect(r.stats.shortenedRuns, name).toBeGreaterThan(flood.length / (128 * 1024));
       }
-      r.feed(`\x1b[0mtail${CPR}`);
-      await r.whenIdle();
-      await written(reference.terminal, `${before}${flood}\x1b[0mtail${CPR}`);
-      expect(replies, name).toEqual(reference.replies);
-      expect(screenState(Reflect.get(r, 'terminal') as Terminal), name).toEqual(
-        screenState(reference.terminal),
-      );
-      expect(r.stats.charsParsed, name).toBeLessThan(flood.length / 20);
-      expect(r.stats.shortenedRuns, name).toBeGreaterThan(flood.length / (128 * 1024));
     }
   });
 
@@ -280,6 +286,24 @@ const lines = (from: number, count: number): string =>
   Array.from({ length: count }, (_, i) => `line${from + i}`).join('\r\n');
 
 describe('TerminalReplier fast path preconditions (each case fails if its check is removed)', () => {
+  it('with the line feeds at hand, holds exactly the suffix that shortening keeps', async () => {
+    const lineFeeds = new LineFeeds();
+    const { replier: r } = replier(80, 6);
+    const held = (): string => (Reflect.get(r, 'held') as { plainText(): string }).plainText();
+    const needed = lineFeedsToRefresh(6, 0); // a fresh terminal: the cursor is on the top row
+    const chunk = logLines(needed + 5);
+    expect(lineTextKind(chunk, lineFeeds)).toBe(LineTextKind.Ascii);
+    r.feedLineText(chunk, lineFeeds.known);
+    expect(held()).toBe(reducePlainRun(chunk, 0, chunk.length, -1, needed));
+    expect(r.stats.shortenedRuns).toBe(1);
+    // Too few line feeds in the chunk alone: it is held whole (and shortened as it grows).
+    const short = logLines(3, 11);
+    lineTextKind(short, lineFeeds);
+    r.feedLineText(short, lineFeeds.known);
+    expect(held()).toBe(reducePlainRun(chunk, 0, chunk.length, -1, needed) + short);
+    expect(r.stats.shortenedRuns).toBe(1);
+  });
+
   it('counts the line feeds the cursor needs to reach the bottom row first', async () => {
     // The cursor is homed over a full screen; the rows it walks down must all scroll away.
     const screen = 'AAAAAAA\r\nBBBBBBB\r\nCCCCCCC';
@@ -567,70 +591,80 @@ function screenState(terminal: Terminal): unknown {
   };
 }
 
+/** How the property feeds chunks: all through `feed`, line text through `feedLineText`, and that with line feeds. */
+const ROUTES = ['feed', 'lineText', 'session'] as const;
+
 describe('TerminalReplier differential property', () => {
   it('replies (and screen state) equal those of an xterm terminal fed every byte', async () => {
+    const lineFeeds = new LineFeeds();
     let fed = 0;
     let parsed = 0;
     let shortened = 0;
     await fc.assert(
-      fc.asyncProperty(scenario, fc.boolean(), async ({ cols, rows, ops, cuts, pauses }, routed) => {
-        // xterm 6 itself depends on how its input is split when autowrap is off and a wide character
-        // is dropped at the margin (the character after it overwrites half of a wide cell, or a new
-        // parse call blanks that cell first). Two xterms fed the same bytes in different chunks differ
-        // there, so such streams keep autowrap on.
-        const hasWide = ops.some((item) => item.kind === 'data' && wide.some((c) => item.data.includes(c)));
-        const stream: Op[] = ops.map((item) =>
-          hasWide && item.kind === 'data'
-            ? { ...item, data: item.data.replaceAll('\x1b[?7l', '\x1b[?7h') }
-            : item,
-        );
-        // Close with a final cursor report so a divergent end state shows in the replies too.
-        stream.push({ kind: 'data', data: CPR });
-        const replies: string[] = [];
-        const subject = new TerminalReplier({ cols, rows, reply: (data) => replies.push(data) });
-        const reference = createReference(cols, rows);
-        try {
-          let cutIndex = 0;
-          let pending: string[] = [];
-          const flushReference = async (): Promise<void> => {
-            for (const chunk of pending) reference.terminal.write(chunk);
-            pending = [];
-            await written(reference.terminal, '');
-          };
-          for (const item of stream) {
-            if (item.kind === 'resize') {
-              subject.resize(item.cols, item.rows);
-              await flushReference();
-              reference.terminal.resize(item.cols, item.rows);
-              continue;
-            }
-            for (let at = 0; at < item.data.length; ) {
-              const size = cuts[cutIndex % cuts.length]!;
-              const pause = pauses[cutIndex % pauses.length]!;
-              cutIndex += 1;
-              const chunk = item.data.slice(at, at + size);
-              at += size;
-              // Routed as the session does: line text through the fast entry, the rest through feed.
-              if (routed && isLineText(chunk)) subject.feedLineText(chunk);
-              else subject.feed(chunk);
-              pending.push(chunk);
-              if (pause) await subject.whenIdle();
-            }
-          }
-          await subject.whenIdle();
-          await flushReference();
-          expect(replies).toEqual(reference.replies);
-          expect(screenState(Reflect.get(subject, 'terminal') as Terminal)).toEqual(
-            screenState(reference.terminal),
+      fc.asyncProperty(
+        scenario,
+        fc.constantFrom(...ROUTES),
+        async ({ cols, rows, ops, cuts, pauses }, route) => {
+          // xterm 6 itself depends on how its input is split when autowrap is off and a wide character
+          // is dropped at the margin (the character after it overwrites half of a wide cell, or a new
+          // parse call blanks that cell first). Two xterms fed the same bytes in different chunks differ
+          // there, so such streams keep autowrap on.
+          const hasWide = ops.some((item) => item.kind === 'data' && wide.some((c) => item.data.includes(c)));
+          const stream: Op[] = ops.map((item) =>
+            hasWide && item.kind === 'data'
+              ? { ...item, data: item.data.replaceAll('\x1b[?7l', '\x1b[?7h') }
+              : item,
           );
-          fed += subject.stats.charsFed;
-          parsed += subject.stats.charsParsed;
-          shortened += subject.stats.shortenedRuns;
-        } finally {
-          subject.dispose();
-          reference.terminal.dispose();
-        }
-      }),
+          // Close with a final cursor report so a divergent end state shows in the replies too.
+          stream.push({ kind: 'data', data: CPR });
+          const replies: string[] = [];
+          const subject = new TerminalReplier({ cols, rows, reply: (data) => replies.push(data) });
+          const reference = createReference(cols, rows);
+          try {
+            let cutIndex = 0;
+            let pending: string[] = [];
+            const flushReference = async (): Promise<void> => {
+              for (const chunk of pending) reference.terminal.write(chunk);
+              pending = [];
+              await written(reference.terminal, '');
+            };
+            for (const item of stream) {
+              if (item.kind === 'resize') {
+                subject.resize(item.cols, item.rows);
+                await flushReference();
+                reference.terminal.resize(item.cols, item.rows);
+                continue;
+              }
+              for (let at = 0; at < item.data.length; ) {
+                const size = cuts[cutIndex % cuts.length]!;
+                const pause = pauses[cutIndex % pauses.length]!;
+                cutIndex += 1;
+                const chunk = item.data.slice(at, at + size);
+                at += size;
+                // Routed as the session does: line text through the fast entry (with the line feeds its
+                // scan found, for ASCII), the rest through feed.
+                const kind = route === 'feed' ? LineTextKind.None : lineTextKind(chunk, lineFeeds);
+                if (kind === LineTextKind.None) subject.feed(chunk);
+                else subject.feedLineText(chunk, route === 'session' ? lineFeeds.known : undefined);
+                pending.push(chunk);
+                if (pause) await subject.whenIdle();
+              }
+            }
+            await subject.whenIdle();
+            await flushReference();
+            expect(replies).toEqual(reference.replies);
+            expect(screenState(Reflect.get(subject, 'terminal') as Terminal)).toEqual(
+              screenState(reference.terminal),
+            );
+            fed += subject.stats.charsFed;
+            parsed += subject.stats.charsParsed;
+            shortened += subject.stats.shortenedRuns;
+          } finally {
+            subject.dispose();
+            reference.terminal.dispose();
+          }
+        },
+      ),
       // REPLIER_RUNS=5000 explores further when the fast path changes; 250 keeps the suite quick.
       { numRuns: Number(process.env.REPLIER_RUNS ?? 250) },
     );

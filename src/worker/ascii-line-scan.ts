@@ -10,48 +10,87 @@
  * (0.16 with a Latin-1 copy, which truncates wide characters and so could not tell ASCII apart), against
  * 0.62 ns for the regex (`lineTextKindByRegex`).
  *
+ * On its way the scan records where the line feeds are (line-feeds.ts), which spares the consumers a
+ * search per line.
+ *
  * WebAssembly SIMD needs SSE4.1 on x64. Where the module does not compile, {@link asciiLineTextEnd} is
  * undefined and callers use the regex.
  */
 
+import type { LineFeeds } from './line-feeds.js';
+
 /**
- * Characters copied and scanned per call; the module's memory holds this plus the padding. A window of
- * wide text takes up to three times as many bytes: the copy then stops where the memory is full, which
- * is past the first non-ASCII character, so the scan still stops there.
+ * Characters copied and scanned per call; the input window holds this plus the padding. A window of
+ * wide text takes up to three times as many bytes: the copy then stops where the input window is full,
+ * which is past the first non-ASCII character, so the scan still stops there.
  */
 const WINDOW_CHARS = 64 * 1024;
+
+/** Where the scan writes the index of each line feed (an i32 per line feed; a window holds at most one per byte). */
+const LINE_FEEDS_AT = WINDOW_CHARS + 16;
+/** Where the scan writes how many line feeds it recorded, then how many CRs it passed (two i32). */
+const COUNTS_AT = LINE_FEEDS_AT + 4 * (WINDOW_CHARS + 16);
 
 /** A 16-byte vector constant with every lane `byte`: `v128.const` and its immediate. */
 function splat(byte: number): number[] {
   return [0xfd, 0x0c, ...new Array<number>(16).fill(byte)];
 }
 
+/** `i32.store` to the constant address `offset` + the i32 on the stack below the value. */
+function store(offset: number): number[] {
+  return [0x36, 0x02, ...uleb128(offset)];
+}
+
 /**
  * `scan(end: i32) -> i32`: index of the first byte in memory [0, end) outside {09, 0A, 0D, 20–7E}, or
- * `end`; `end` is a multiple of 16. Locals: 0 = end, 1 = i, 2 = mask (i32), 3 = v (v128).
+ * `end`; `end` is a multiple of 16. On the way it records the index of every LF before that byte at
+ * LINE_FEEDS_AT, then their number and the number of CRs before that byte at COUNTS_AT.
+ * Locals: 0 = end, 1 = i, 2 = bad (mask), 3 = lf (mask), 4 = n (line feeds), 5 = cr (count),
+ * 6 = stop, 7 = crs (mask), 8 = v (v128).
  */
 // biome-ignore format: one instruction per line, each with its meaning
 const SCAN_BODY = [
-  0x02, 0x02, 0x7f, 0x01, 0x7b, // locals: 2 × i32, 1 × v128
+  0x02, 0x07, 0x7f, 0x01, 0x7b, // locals: 7 × i32, 1 × v128
+  0x20, 0x00, 0x21, 0x06, // stop = end
   0x02, 0x40, // block
   0x03, 0x40, //   loop
   0x20, 0x01, 0x20, 0x00, 0x4f, 0x0d, 0x01, //     br_if (i >= end) out of the block
-  0x20, 0x01, 0xfd, 0x00, 0x00, 0x00, 0x21, 0x03, //     v = v128.load(i)
-  0x20, 0x03, ...splat(0x20), 0xfd, 0x26, //     v < 0x20 (unsigned)
-  0x20, 0x03, ...splat(0x09), 0xfd, 0x23, //     v == TAB
-  0x20, 0x03, ...splat(0x0a), 0xfd, 0x23, 0xfd, 0x50, //     | v == LF
-  0x20, 0x03, ...splat(0x0d), 0xfd, 0x23, 0xfd, 0x50, //     | v == CR
+  0x20, 0x01, 0xfd, 0x00, 0x00, 0x00, 0x21, 0x08, //     v = v128.load(i)
+  0x20, 0x08, ...splat(0x20), 0xfd, 0x26, //     v < 0x20 (unsigned)
+  0x20, 0x08, ...splat(0x09), 0xfd, 0x23, //     v == TAB
+  0x20, 0x08, ...splat(0x0a), 0xfd, 0x23, 0xfd, 0x50, //     | v == LF
+  0x20, 0x08, ...splat(0x0d), 0xfd, 0x23, 0xfd, 0x50, //     | v == CR
   0xfd, 0x4f, //     controls and not (TAB | LF | CR)
-  0x20, 0x03, ...splat(0x7e), 0xfd, 0x28, 0xfd, 0x50, //     | v > 0x7E (unsigned)
-  0xfd, 0x64, 0x22, 0x02, //     mask = bitmask(bad lanes)
-  0x04, 0x40, //     if mask
-  0x20, 0x01, 0x20, 0x02, 0x68, 0x6a, 0x0f, //       return i + ctz(mask)
+  0x20, 0x08, ...splat(0x7e), 0xfd, 0x28, 0xfd, 0x50, //     | v > 0x7E (unsigned)
+  0xfd, 0x64, 0x21, 0x02, //     bad = bitmask(bad lanes)
+  0x20, 0x08, ...splat(0x0a), 0xfd, 0x23, 0xfd, 0x64, 0x21, 0x03, //     lf = bitmask(v == LF)
+  0x20, 0x08, ...splat(0x0d), 0xfd, 0x23, 0xfd, 0x64, 0x21, 0x07, //     crs = bitmask(v == CR)
+  0x20, 0x02, 0x04, 0x40, //     if bad
+  0x20, 0x01, 0x20, 0x02, 0x68, 0x6a, 0x21, 0x06, //       stop = i + ctz(bad)
+  0x41, 0x00, 0x21, 0x00, //       end = 0: this vector is the last
+  0x20, 0x02, 0x41, 0x00, 0x20, 0x02, 0x6b, 0x71, 0x41, 0x01, 0x6b, 0x21, 0x02, //       bad = (bad & -bad) - 1: lanes before it
+  0x20, 0x03, 0x20, 0x02, 0x71, 0x21, 0x03, //       lf &= bad
+  0x20, 0x07, 0x20, 0x02, 0x71, 0x21, 0x07, //       crs &= bad
   0x0b, //     end
+  0x20, 0x05, 0x20, 0x07, 0x69, 0x6a, 0x21, 0x05, //     cr += popcnt(crs)
+  0x02, 0x40, //     block
+  0x03, 0x40, //       loop
+  0x20, 0x03, 0x45, 0x0d, 0x01, //         br_if (lf == 0) out of the block
+  0x20, 0x04, 0x41, 0x02, 0x74, //         address n × 4
+  0x20, 0x01, 0x20, 0x03, 0x68, 0x6a, //         i + ctz(lf)
+  ...store(LINE_FEEDS_AT), //         stored at LINE_FEEDS_AT + n × 4
+  0x20, 0x04, 0x41, 0x01, 0x6a, 0x21, 0x04, //         n += 1
+  0x20, 0x03, 0x20, 0x03, 0x41, 0x01, 0x6b, 0x71, 0x21, 0x03, //         lf &= lf - 1
+  0x0c, 0x00, //         continue
+  0x0b, //       end loop
+  0x0b, //     end block
   0x20, 0x01, 0x41, 0x10, 0x6a, 0x21, 0x01, //     i += 16
   0x0c, 0x00, //     continue
   0x0b, //   end loop
   0x0b, // end block
-  0x20, 0x00, // end
+  0x41, 0x00, 0x20, 0x04, ...store(COUNTS_AT), // line feeds recorded
+  0x41, 0x00, 0x20, 0x05, ...store(COUNTS_AT + 4), // CRs passed
+  0x20, 0x06, // stop
   0x0b,
 ];
 
@@ -72,7 +111,7 @@ function uleb128(value: number): number[] {
 }
 
 const PAGE_BYTES = 64 * 1024;
-const MEMORY_PAGES = Math.ceil((WINDOW_CHARS + 16) / PAGE_BYTES);
+const MEMORY_PAGES = Math.ceil((COUNTS_AT + 8) / PAGE_BYTES);
 
 // biome-ignore format: one section per line
 const MODULE_BYTES = new Uint8Array([
@@ -90,7 +129,12 @@ const MODULE_BYTES = new Uint8Array([
 
 interface Scanner {
   scan: (end: number) => number;
+  /** The input window (the memory before the scan's results). */
   bytes: Buffer;
+  /** The scan's line feed indices. */
+  found: Int32Array;
+  /** The scan's counts: line feeds recorded, CRs passed. */
+  counts: Int32Array;
 }
 
 /** The part of the WebAssembly JS API used here (the project's type libraries do not declare it). */
@@ -106,8 +150,14 @@ function instantiate(): Scanner | undefined {
     if (api === undefined || !api.validate(MODULE_BYTES)) return undefined;
     const { exports } = new api.Instance(new api.Module(MODULE_BYTES));
     const scan = exports.scan as (end: number) => number;
-    const memory = exports.memory as { buffer: ArrayBuffer };
-    return { scan, bytes: Buffer.from(memory.buffer) };
+    const memory = (exports.memory as { buffer: ArrayBuffer }).buffer;
+    return {
+      scan,
+      // Only the input window: a copy of wide text must never reach the results it would overwrite.
+      bytes: Buffer.from(memory, 0, LINE_FEEDS_AT),
+      found: new Int32Array(memory, LINE_FEEDS_AT, WINDOW_CHARS + 16),
+      counts: new Int32Array(memory, COUNTS_AT, 2),
+    };
   } catch {
     return undefined; // no WebAssembly SIMD here
   }
@@ -117,19 +167,23 @@ const scanner = instantiate();
 
 /**
  * Index of the first code unit of `text` that is not printable ASCII, TAB, LF or CR, or `text.length`.
+ * With `lineFeeds`, also records the indices of the line feeds before that index, and the CRs there.
  * Undefined where WebAssembly SIMD is unavailable.
  */
-export const asciiLineTextEnd: ((text: string) => number) | undefined =
+export const asciiLineTextEnd: ((text: string, lineFeeds?: LineFeeds) => number) | undefined =
   scanner === undefined
     ? undefined
-    : (text: string): number => {
-        const { scan, bytes } = scanner;
+    : (text: string, lineFeeds?: LineFeeds): number => {
+        const { scan, bytes, found, counts } = scanner;
+        lineFeeds?.reset();
         for (let at = 0; at < text.length; at += WINDOW_CHARS) {
           const piece = text.length <= WINDOW_CHARS ? text : text.slice(at, at + WINDOW_CHARS);
           const written = bytes.write(piece, 0, 'utf8');
           const padded = (written + 15) & ~15;
           bytes.fill(0x20, written, padded); // spaces: the last vector holds only line text beyond the end
           const stop = scan(padded);
+          // Every character before `stop` took one byte, so byte indices are character indices.
+          lineFeeds?.add(found, counts[0]!, counts[1]!, at);
           if (stop < written) return at + stop;
         }
         return text.length;

@@ -21,6 +21,7 @@
  */
 import { TerminalError } from '../shared/errors.js';
 import type { ReadResult } from '../shared/types.js';
+import type { LineFeeds } from './line-feeds.js';
 import type { SanitizerSink } from './sanitizer.js';
 
 /** Lines a page holds when the request names no count (SPEC §4.3). */
@@ -188,9 +189,15 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
    * Several lines at once: exactly `text` + `newline` for each `\n`-terminated piece (without the CR of
    * a CRLF line end), then `text` of the rest — but copied in runs (see {@link appendRun}), at the cost
    * of two numbers per line. `ascii`: the caller knows the block is ASCII (else it is checked).
+   * `lineFeeds`: where the block's line feeds are, when the caller knows (else they are searched).
    */
-  textBlock(block: string, ascii = false): void {
-    const to = block.lastIndexOf('\n') + 1;
+  textBlock(block: string, ascii = false, lineFeeds?: LineFeeds): void {
+    const to =
+      lineFeeds === undefined
+        ? block.lastIndexOf('\n') + 1
+        : lineFeeds.count === 0
+          ? 0
+          : lineFeeds.positions[lineFeeds.count - 1]! + 1;
     if (to === 0) {
       this.text(block);
       return;
@@ -198,7 +205,7 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
     const isAscii = ascii || Buffer.byteLength(block, 'utf8') === block.length;
     // The common case, one read of a flood: the whole block is one run that continues the open line.
     if (isAscii && !this.openTrimmed && this.openBytes() + block.length <= this.runLimit()) {
-      this.appendRun(block, 0, block.length, true);
+      this.appendRun(block, 0, block.length, true, lineFeeds);
       return;
     }
     const first = block.indexOf('\n');
@@ -434,46 +441,47 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
    * a line (recording its two start positions, evicting as lines arrive), and what follows the last
    * `\n` is the new open line — exactly as `text` + `newline` per line would. The caller makes sure
    * nothing needs trimming and the storage has room: the open line (not trimmed) and the run are at
-   * most `runLimit()` bytes together.
+   * most `runLimit()` bytes together. `lineFeeds`: the line feeds of `block`, for a run of all of it.
    */
-  private appendRun(block: string, from: number, end: number, ascii: boolean): void {
+  private appendRun(block: string, from: number, end: number, ascii: boolean, lineFeeds?: LineFeeds): void {
     const base = this.writeEnd;
-    let lineStart = this.openStart;
-    let counted = this.countedEnd;
+    // Only a CR right before an LF belongs to the line end; the open line never ends in a CR.
     if (ascii) {
       const run = from === 0 && end === block.length ? block : block.slice(from, end);
       this.makeRoom(run.length);
       this.writeLatin1(run);
-      // One byte per character: a line feed at `lf` ends its line at stored position base + lf - from + 1.
-      for (let lf = run.indexOf('\n'); lf !== -1; lf = run.indexOf('\n', lf + 1)) {
-        this.addRunLine(lineStart, counted);
-        const lineEnd = base + lf + 1;
-        // Only a CR right before the LF belongs to the line end; the open line never ends in a CR.
-        counted += lineEnd - lineStart - (lf > 0 && run.charCodeAt(lf - 1) === CR ? 1 : 0);
-        lineStart = lineEnd;
+      // One byte per character: a line feed at `lf` ends its line at stored position base + lf + 1.
+      if (lineFeeds !== undefined) {
+        const { positions, count } = lineFeeds;
+        for (let k = 0; k < count; k++) {
+          const lf = positions[k]!;
+          this.endRunLine(base + lf + 1, lf > 0 && run.charCodeAt(lf - 1) === CR);
+        }
+      } else {
+        for (let lf = run.indexOf('\n'); lf !== -1; lf = run.indexOf('\n', lf + 1))
+          this.endRunLine(base + lf + 1, lf > 0 && run.charCodeAt(lf - 1) === CR);
       }
     } else {
       const scratch = this.scratch();
       const size = scratch.write(block.slice(from, end), 0, 'utf8');
       this.makeRoom(size);
       this.writeBytes(scratch, size);
-      for (let lf = scratch.indexOf(LF); lf !== -1 && lf < size; lf = scratch.indexOf(LF, lf + 1)) {
-        this.addRunLine(lineStart, counted);
-        const lineEnd = base + lf + 1;
-        counted += lineEnd - lineStart - (lf > 0 && scratch[lf - 1] === CR ? 1 : 0);
-        lineStart = lineEnd;
-      }
+      for (let lf = scratch.indexOf(LF); lf !== -1 && lf < size; lf = scratch.indexOf(LF, lf + 1))
+        this.endRunLine(base + lf + 1, lf > 0 && scratch[lf - 1] === CR);
     }
-    this.countedEnd = counted;
-    this.openStart = lineStart;
     const open = this.openBytes();
     this.evictFor(open > 0 ? 1 : 0, open);
   }
 
-  /** One completed line of a run: at `maxLines` the oldest line goes first, else the index grows as needed. */
-  private addRunLine(stored: number, counted: number): void {
+  /**
+   * A line of a run ends at stored position `lineEnd` (just past its LF); `crlf`: it ends in CRLF, which
+   * counts as one byte. At `maxLines` the oldest line goes first, else the index grows as needed.
+   */
+  private endRunLine(lineEnd: number, crlf: boolean): void {
     if (this.count === this.lineStored.length) this.makeIndexRoom();
-    this.pushLine(stored, counted);
+    this.pushLine(this.openStart, this.countedEnd);
+    this.countedEnd += lineEnd - this.openStart - (crlf ? 1 : 0);
+    this.openStart = lineEnd;
   }
 
   /** Room in the index for one more line of a run: it grows, or at `maxLines` the oldest line goes. */

@@ -13,6 +13,7 @@
  * Characters beyond ASCII continue with a wider class from where the ASCII scan stopped.
  */
 import { asciiLineTextEnd } from './ascii-line-scan.js';
+import type { LineFeeds } from './line-feeds.js';
 
 /** Printable ASCII, and TAB, LF, VT, FF, CR (0x09–0x0D); VT and FF are excluded separately. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the class is defined by control codes
@@ -35,12 +36,20 @@ export type LineTextKind = (typeof LineTextKind)[keyof typeof LineTextKind];
 /**
  * Whether `text` holds only printable characters (U+0020–U+007E, U+00A0 and up), TAB, LF and CR, and
  * whether all of it is ASCII — which the scan learns for free and the scrollback uses.
+ *
+ * With `lineFeeds`, an ASCII answer also leaves there where the line feeds of `text` are (the SIMD scan
+ * finds them on its way); otherwise, or without the SIMD scan, their count is left at -1 (not known).
  */
-export function lineTextKind(text: string): LineTextKind {
-  if (asciiLineTextEnd === undefined) return lineTextKindByRegex(text);
-  const end = asciiLineTextEnd(text);
+export function lineTextKind(text: string, lineFeeds?: LineFeeds): LineTextKind {
+  if (asciiLineTextEnd === undefined) {
+    lineFeeds?.invalidate();
+    return lineTextKindByRegex(text);
+  }
+  const end = asciiLineTextEnd(text, lineFeeds);
   // Everything before `end` is printable ASCII, TAB, LF or CR (VT and FF excluded).
-  return kindFrom(text, end, end);
+  const kind = kindFrom(text, end, end);
+  if (kind !== LineTextKind.Ascii) lineFeeds?.invalidate();
+  return kind;
 }
 
 /** {@link lineTextKind} without the SIMD scan: the portable path (exported for tests). */

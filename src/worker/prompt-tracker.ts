@@ -62,6 +62,7 @@ export class PromptTracker {
 
   /** Several lines at once: only what follows the last line end can still be a prompt. */
   textBlock(block: string): void {
+    if (this.marker === undefined) return; // no marker to follow (a flood's usual case): nothing to look at
     const lastEnd = block.lastIndexOf('\n');
     if (lastEnd !== -1) this.newline();
     const rest = lastEnd === -1 ? block : block.slice(lastEnd + 1);

@@ -25,6 +25,7 @@
  * Not reentrant: a sink must not call `push` on the sanitizer that is calling it.
  */
 import { TerminalError } from '../shared/errors.js';
+import type { LineFeeds } from './line-feeds.js';
 
 /** Receives the sanitized stream in order. */
 export interface SanitizerSink {
@@ -44,9 +45,10 @@ export interface SanitizerSink {
    * The block is a fresh string or at least half of the chunk it was cut from, so a sink may keep it
    * (or slices of it) without pinning much more memory than it holds.
    * `ascii` is true when the block is known to be ASCII (a line-text chunk), so a sink that encodes it
-   * can skip checking; false only means unknown.
+   * can skip checking; false only means unknown. `lineFeeds`, when given, holds the indices of the
+   * block's line feeds (valid during this call only), so a sink need not search for them.
    */
-  textBlock(block: string, ascii: boolean): void;
+  textBlock(block: string, ascii: boolean, lineFeeds?: LineFeeds): void;
   /** A complete OSC payload (between `ESC ]` and BEL or `ESC \`), in stream order relative to text. */
   osc(payload: string): void;
 }
@@ -189,9 +191,10 @@ export class OutputSanitizer {
    * state or the chunk needs the state machine: inside a sequence, a held surrogate half, a CR that is
    * not part of a CRLF (except a trailing one, which stays pending exactly as in `push`), or a chunk
    * that ends in a high surrogate. `ascii`: the chunk is ASCII too (`LineTextKind.Ascii`), passed on to
-   * `textBlock`.
+   * `textBlock`. `lineFeeds`: where the chunk's line feeds are, when the scan that checked it knows
+   * (then its CRs are checked without a search, and the sink gets them too).
    */
-  pushLineText(chunk: string, sink: SanitizerSink, ascii = false): void {
+  pushLineText(chunk: string, sink: SanitizerSink, ascii = false, lineFeeds?: LineFeeds): void {
     const end = chunk.length;
     if (end === 0) return;
     if (this.mode !== Mode.Ground || this.heldHigh !== '') {
@@ -206,11 +209,9 @@ export class OutputSanitizer {
     // Every CR must be the first half of a CRLF: a lone CR rewrites its line, which the state machine
     // decides. Only a CR at the very end stays pending for the next chunk, as in ground().
     const trailingCr = last === CR;
-    for (let cr = chunk.indexOf('\r'); cr !== -1 && cr < end - 1; cr = chunk.indexOf('\r', cr + 2)) {
-      if (chunk.charCodeAt(cr + 1) !== LF) {
-        this.push(chunk, sink);
-        return;
-      }
+    if (!(lineFeeds === undefined ? everyCrEndsALine(chunk) : everyCrEndsALineOf(chunk, lineFeeds))) {
+      this.push(chunk, sink);
+      return;
     }
     const text = trailingCr ? chunk.slice(0, -1) : chunk;
     if (this.crPending && text !== '') {
@@ -221,8 +222,9 @@ export class OutputSanitizer {
       if (first !== LF && first !== CR) sink.rewriteLine();
     }
     if (text !== '') {
-      if (text.indexOf('\n') === -1) sink.text(text);
-      else sink.textBlock(text, ascii);
+      const hasLineFeed = lineFeeds === undefined ? text.indexOf('\n') !== -1 : lineFeeds.count > 0;
+      if (hasLineFeed) sink.textBlock(text, ascii, lineFeeds);
+      else sink.text(text);
     }
     if (trailingCr) this.crPending = true;
   }
@@ -505,4 +507,24 @@ function skipRange(chunk: string, start: number, low: number, high: number): num
     i += 1;
   }
   return i;
+}
+
+/** True when every CR of `chunk` is followed by an LF, or is its last character. */
+function everyCrEndsALine(chunk: string): boolean {
+  const end = chunk.length;
+  for (let cr = chunk.indexOf('\r'); cr !== -1 && cr < end - 1; cr = chunk.indexOf('\r', cr + 2)) {
+    if (chunk.charCodeAt(cr + 1) !== LF) return false;
+  }
+  return true;
+}
+
+/** {@link everyCrEndsALine} from the scan's counts: the CRs before line feeds and at the end are all of them. */
+function everyCrEndsALineOf(chunk: string, lineFeeds: LineFeeds): boolean {
+  const { positions, count } = lineFeeds;
+  let endingCrs = chunk.charCodeAt(chunk.length - 1) === CR ? 1 : 0;
+  for (let k = 0; k < count; k++) {
+    const lf = positions[k]!;
+    if (lf > 0 && chunk.charCodeAt(lf - 1) === CR) endingCrs += 1;
+  }
+  return endingCrs === lineFeeds.crCount;
 }

@@ -22,6 +22,7 @@ import type {
   TerminalSendResult,
 } from '../shared/types.js';
 import { buildShellEnvironment } from './environment.js';
+import { LineFeeds } from './line-feeds.js';
 import { LineRing } from './line-ring.js';
 import { LineTextKind, lineTextKind } from './line-text.js';
 import type { LiveOutputPublisher } from './live-output.js';
@@ -63,6 +64,8 @@ export class SessionCore {
   private readonly outputWindow: OutputWindow;
   private pendingOutput: string[] = [];
   private outputScheduled = false;
+  /** Where the line feeds of the chunk being processed are (filled by its line-text scan). */
+  private readonly lineFeeds = new LineFeeds();
   private readonly sanitizer: OutputSanitizer;
   private readonly sink: SanitizerSink;
   private term: pty.IPty | undefined;
@@ -115,8 +118,8 @@ export class SessionCore {
         sendSink()?.rewriteLine();
         this.live?.rewriteLine();
       },
-      textBlock: (block, ascii) => {
-        this.scrollback.textBlock(block, ascii);
+      textBlock: (block, ascii, lineFeeds) => {
+        this.scrollback.textBlock(block, ascii, lineFeeds);
         sendSink()?.textBlock(block);
         this.live?.textBlock(block);
       },
@@ -387,10 +390,11 @@ export class SessionCore {
     this.pendingOutput = take === pending.length ? [] : pending.slice(take);
     const data = slice.length === 1 ? slice[0]! : slice.join('');
     // One scan decides the route for both consumers (line-text.ts): a plain flood is not scanned twice.
-    const kind = lineTextKind(data);
+    const kind = lineTextKind(data, this.lineFeeds);
     if (kind !== LineTextKind.None) {
-      this.replier?.feedLineText(data);
-      this.sanitizer.pushLineText(data, this.sink, kind === LineTextKind.Ascii);
+      const lineFeeds = this.lineFeeds.known; // where the scan found line feeds (ASCII chunks)
+      this.replier?.feedLineText(data, lineFeeds);
+      this.sanitizer.pushLineText(data, this.sink, kind === LineTextKind.Ascii, lineFeeds);
     } else {
       this.replier?.feed(data);
       this.sanitizer.push(data, this.sink);

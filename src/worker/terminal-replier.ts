@@ -23,6 +23,7 @@ import xtermHeadless, {
   type ITerminalOptions,
   type Terminal,
 } from '@xterm/headless';
+import type { LineFeeds } from './line-feeds.js';
 import { lineFeedsToRefresh, PlainRunScanner, reducePlainRun } from './plain-text-skip.js';
 
 /** Input parsed in full per write, at most: keeps one parse slice (and the worker's event loop) short. */
@@ -48,6 +49,8 @@ const SHORTEN_TAIL_CHARS = 16 * 1024;
  * most of it. Shorter runs are not worth the extra write (about 1 ms of scheduling in xterm).
  */
 const MIN_SPLIT_RUN_CHARS = 64 * 1024;
+
+const CR = 0x0d;
 
 /** xterm's parser state while it is between sequences (`ParserState.GROUND`). */
 const PARSER_GROUND = 0;
@@ -181,11 +184,11 @@ class HeldOutput {
     return this.chunks[0] ?? '';
   }
 
-  /** Replaces the plain run by an equivalent one. */
-  replacePlain(text: string): void {
+  /** Replaces the plain run by an equivalent one (whose first ESC is at `firstSequence`, when known). */
+  replacePlain(text: string, firstSequence = text.indexOf('\x1b')): void {
     this.chunks = text.length > 0 ? [text] : [];
     this.plainLength = text.length;
-    this.firstSequence = text.indexOf('\x1b');
+    this.firstSequence = firstSequence;
   }
 
   clear(): void {
@@ -227,6 +230,12 @@ export class TerminalReplier {
   /** The planning step scheduled for chunks fed while idle, so one event-loop turn's chunks form one batch. */
   private scheduled: NodeJS.Immediate | undefined;
   private writing = false;
+  /**
+   * {@link lineFeedsForSkip} as last computed, while `skipStateKnown`. The terminal's state changes only
+   * through a write or a resize, and both clear it (it is read only while no write is active).
+   */
+  private skipLineFeeds: number | undefined;
+  private skipStateKnown = false;
   private disposed = false;
   private idleWaiters: (() => void)[] = [];
   private readonly counters: TerminalReplierStats = {
@@ -289,7 +298,7 @@ export class TerminalReplier {
    * run without being scanned again (and is shortened with it). Otherwise it takes the general route of
    * {@link feed}.
    */
-  feedLineText(data: string): void {
+  feedLineText(data: string, lineFeeds?: LineFeeds): void {
     if (this.disposed || data.length === 0) return;
     const idle =
       !this.writing &&
@@ -304,9 +313,28 @@ export class TerminalReplier {
       return;
     }
     this.counters.charsFed += data.length;
+    if (lineFeeds !== undefined && this.holdSuffixOf(data, lineFeeds)) return;
     this.held.append(data, data.length, -1);
     // Held output past its bound is parsed by the next pump, as for chunks held through `feed`.
     if (!this.shortenHeld()) this.schedule();
+  }
+
+  /**
+   * When `data` (line text, its line feeds at hand) alone holds the suffix that shortening keeps, holds
+   * just that suffix instead of everything: what appending `data` and shortening the held run
+   * (`reducePlainRun`) would give, found without a search. False when it does not apply: sequences in
+   * the held run (their SGRs would have to be kept), too few line feeds, or no CR right before the
+   * first line feed kept (a CRLF stream always has one; without it the CR search decides).
+   */
+  private holdSuffixOf(data: string, lineFeeds: LineFeeds): boolean {
+    if (this.held.firstSequence >= 0) return false;
+    const needed = this.lineFeedsForSkip();
+    if (needed === undefined || needed < 1 || lineFeeds.count < needed) return false;
+    const kept = lineFeeds.positions[lineFeeds.count - needed]!; // the oldest line feed the suffix keeps
+    if (kept < 2 || data.charCodeAt(kept - 1) !== CR) return false;
+    this.counters.shortenedRuns += 1;
+    this.held.replacePlain(data.slice(kept - 1), -1);
+    return true;
   }
 
   /**
@@ -387,6 +415,7 @@ export class TerminalReplier {
           continue;
         }
         this.queue.shift();
+        this.skipStateKnown = false;
         this.terminal.resize(head.cols, head.rows);
         continue;
       }
@@ -494,6 +523,7 @@ export class TerminalReplier {
     this.writing = true;
     this.counters.parserWrites += 1;
     this.counters.charsParsed += input.length;
+    this.skipStateKnown = false;
     this.terminal.write(input, () => this.onWritten());
   }
 
@@ -527,9 +557,19 @@ export class TerminalReplier {
 
   /**
    * Line feeds the fast path needs from the current terminal state, or undefined when skipping would
-   * not be sound now (the preconditions of plain-text-skip.ts).
+   * not be sound now (the preconditions of plain-text-skip.ts). Asked on every line-text chunk, so it is
+   * kept until the terminal's state changes.
    */
   private lineFeedsForSkip(): number | undefined {
+    if (!this.skipStateKnown) {
+      this.skipLineFeeds = this.computeLineFeedsForSkip();
+      this.skipStateKnown = true;
+    }
+    return this.skipLineFeeds;
+  }
+
+  /** {@link lineFeedsForSkip}, read from the terminal. */
+  private computeLineFeedsForSkip(): number | undefined {
     const internals = this.internals;
     if (internals === undefined) return undefined;
     if (internals.parser.currentState !== PARSER_GROUND) return undefined;
