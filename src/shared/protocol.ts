@@ -4,6 +4,7 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { EngineConfig } from './config.js';
+import { crlfToLf } from './crlf-to-lf.js';
 import type { ProcessIdentity } from './proc-stat.js';
 import type {
   Dialect,
@@ -106,11 +107,9 @@ export interface LiveOutputMessage {
   dropped: number;
 }
 
-const CRLF = /\r\n/g;
-
 /** A batch's text as subscribers get it: every line ends with `\n`; a lone `\r` starts a rewrite. */
 export function liveTextForSubscribers(text: string): string {
-  return text.indexOf('\r\n') === -1 ? text : text.replace(CRLF, '\n');
+  return crlfToLf(text);
 }
 
 /** An acknowledgement, host → engine: the host processed `chars` more characters. */

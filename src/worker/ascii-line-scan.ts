@@ -17,6 +17,7 @@
  * undefined and callers use the regex.
  */
 
+import { instantiate, moduleBytes, splat, store } from '../shared/wasm-function.js';
 import type { LineFeeds } from './line-feeds.js';
 
 /**
@@ -31,18 +32,8 @@ const LINE_FEEDS_AT = WINDOW_CHARS + 16;
 /** Where the scan writes how many line feeds it recorded, then how many CRs it passed (two i32). */
 const COUNTS_AT = LINE_FEEDS_AT + 4 * (WINDOW_CHARS + 16);
 
-/** A 16-byte vector constant with every lane `byte`: `v128.const` and its immediate. */
-function splat(byte: number): number[] {
-  return [0xfd, 0x0c, ...new Array<number>(16).fill(byte)];
-}
-
-/** `i32.store` to the constant address `offset` + the i32 on the stack below the value. */
-function store(offset: number): number[] {
-  return [0x36, 0x02, ...uleb128(offset)];
-}
-
 /**
- * `scan(end: i32) -> i32`: index of the first byte in memory [0, end) outside {09, 0A, 0D, 20–7E}, or
+ * The function, `scan(end: i32) -> i32`: index of the first byte in memory [0, end) outside {09, 0A, 0D, 20–7E}, or
  * `end`; `end` is a multiple of 16. On the way it records the index of every LF before that byte at
  * LINE_FEEDS_AT, then their number and the number of CRs before that byte at COUNTS_AT.
  * Locals: 0 = end, 1 = i, 2 = bad (mask), 3 = lf (mask), 4 = n (line feeds), 5 = cr (count),
@@ -94,38 +85,7 @@ const SCAN_BODY = [
   0x0b,
 ];
 
-/** A section: id, byte length, contents. */
-function section(id: number, contents: number[]): number[] {
-  return [id, ...uleb128(contents.length), ...contents];
-}
-
-function uleb128(value: number): number[] {
-  const bytes: number[] = [];
-  let rest = value;
-  do {
-    const byte = rest & 0x7f;
-    rest >>>= 7;
-    bytes.push(rest === 0 ? byte : byte | 0x80);
-  } while (rest !== 0);
-  return bytes;
-}
-
-const PAGE_BYTES = 64 * 1024;
-const MEMORY_PAGES = Math.ceil((COUNTS_AT + 8) / PAGE_BYTES);
-
-// biome-ignore format: one section per line
-const MODULE_BYTES = new Uint8Array([
-  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
-  ...section(1, [0x01, 0x60, 0x01, 0x7f, 0x01, 0x7f]), // type 0: (i32) -> i32
-  ...section(3, [0x01, 0x00]), // function 0 has type 0
-  ...section(5, [0x01, 0x00, ...uleb128(MEMORY_PAGES)]), // one memory, no maximum
-  ...section(7, [
-    0x02,
-    0x06, ...[...'memory'].map((c) => c.charCodeAt(0)), 0x02, 0x00,
-    0x04, ...[...'scan'].map((c) => c.charCodeAt(0)), 0x00, 0x00,
-  ]),
-  ...section(10, [0x01, ...uleb128(SCAN_BODY.length), ...SCAN_BODY]),
-]);
+const MODULE_BYTES = moduleBytes(SCAN_BODY, COUNTS_AT + 8);
 
 interface Scanner {
   scan: (end: number) => number;
@@ -137,33 +97,20 @@ interface Scanner {
   counts: Int32Array;
 }
 
-/** The part of the WebAssembly JS API used here (the project's type libraries do not declare it). */
-interface WebAssemblyApi {
-  validate(bytes: Uint8Array): boolean;
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object) => { exports: Record<string, unknown> };
+function instantiateScanner(): Scanner | undefined {
+  const module = instantiate(MODULE_BYTES);
+  if (module === undefined) return undefined;
+  const { fn: scan, memory } = module;
+  return {
+    scan,
+    // Only the input window: a copy of wide text must never reach the results it would overwrite.
+    bytes: Buffer.from(memory, 0, LINE_FEEDS_AT),
+    found: new Int32Array(memory, LINE_FEEDS_AT, WINDOW_CHARS + 16),
+    counts: new Int32Array(memory, COUNTS_AT, 2),
+  };
 }
 
-function instantiate(): Scanner | undefined {
-  const api = (globalThis as { WebAssembly?: WebAssemblyApi }).WebAssembly;
-  try {
-    if (api === undefined || !api.validate(MODULE_BYTES)) return undefined;
-    const { exports } = new api.Instance(new api.Module(MODULE_BYTES));
-    const scan = exports.scan as (end: number) => number;
-    const memory = (exports.memory as { buffer: ArrayBuffer }).buffer;
-    return {
-      scan,
-      // Only the input window: a copy of wide text must never reach the results it would overwrite.
-      bytes: Buffer.from(memory, 0, LINE_FEEDS_AT),
-      found: new Int32Array(memory, LINE_FEEDS_AT, WINDOW_CHARS + 16),
-      counts: new Int32Array(memory, COUNTS_AT, 2),
-    };
-  } catch {
-    return undefined; // no WebAssembly SIMD here
-  }
-}
-
-const scanner = instantiate();
+const scanner = instantiateScanner();
 
 /**
  * Index of the first code unit of `text` that is not printable ASCII, TAB, LF or CR, or `text.length`.

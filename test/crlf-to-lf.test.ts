@@ -1,0 +1,55 @@
+/**
+ * CRLF → LF for live output on the host: the WebAssembly compaction against the plain regex on any
+ * text, one call after another (nothing of a longer earlier text may leak into a later one).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { crlfToLf } from '../src/shared/crlf-to-lf.js';
+
+const byRegex = (text: string): string => text.replace(/\r\n/g, '\n');
+
+/** Lines with every kind of CR/LF neighbourhood, mostly ASCII (the compacted case), sometimes wider. */
+const text = fc
+  .array(
+    fc.oneof(
+      { weight: 6, arbitrary: fc.string({ unit: fc.constantFrom(...'abc xyz-'), maxLength: 40 }) },
+      { weight: 6, arbitrary: fc.constantFrom('\r\n', '\n', '\r', '\r\r\n', '\n\r', '\r\r') },
+      { weight: 1, arbitrary: fc.constantFrom('é', '日本', '\ud83d', '😀', '\t') },
+    ),
+    { maxLength: 200 },
+  )
+  .map((pieces) => pieces.join(''));
+
+describe('crlfToLf', () => {
+  it('equals the regex replace on any text, call after call', () => {
+    fc.assert(
+      fc.property(fc.array(text, { minLength: 1, maxLength: 6 }), (texts) => {
+        for (const each of texts) expect(crlfToLf(each)).toBe(byRegex(each));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('handles a CRLF at every place of the 16-byte steps, and texts past the window', () => {
+    for (let at = 0; at < 40; at++) {
+      const line = `${'x'.repeat(at)}\r\n${'y'.repeat(40 - at)}\r`;
+      expect(crlfToLf(line)).toBe(byRegex(line));
+      expect(crlfToLf(line.repeat(7))).toBe(byRegex(line.repeat(7)));
+    }
+    // A long text first, then short ones: the bytes it left behind must not pair with theirs.
+    const long = 'ab\r\n'.repeat(50_000);
+    expect(crlfToLf(long)).toBe(byRegex(long));
+    expect(crlfToLf('z\r')).toBe('z\r');
+    expect(crlfToLf('\r\nq\r')).toBe('\nq\r');
+    // Beyond the 256 Ki window, and wide text, the regex does it.
+    const huge = `${'line\r\n'.repeat(60_000)}end`;
+    expect(crlfToLf(huge)).toBe(byRegex(huge));
+    expect(crlfToLf('日\r\n本\r\n')).toBe('日\n本\n');
+  });
+
+  it('returns text without a CRLF as it is', () => {
+    const plain = 'no line end here\rjust a CR';
+    expect(crlfToLf(plain)).toBe(plain);
+    expect(crlfToLf('')).toBe('');
+  });
+});
