@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { crlfToLf } from '../src/shared/crlf-to-lf.js';
+import { crlfToLf, joinCrlfToLf } from '../src/shared/crlf-to-lf.js';
 
 const byRegex = (text: string): string => text.replace(/\r\n/g, '\n');
 
@@ -28,6 +28,20 @@ describe('crlfToLf', () => {
       }),
       { numRuns: 3000 },
     );
+  });
+
+  it('joins pieces first: a CRLF split between two pieces is one line end, wide pieces anywhere', () => {
+    fc.assert(
+      fc.property(fc.array(text, { maxLength: 20 }), (parts) => {
+        expect(joinCrlfToLf(parts)).toBe(byRegex(parts.join('')));
+      }),
+      { numRuns: 2000 },
+    );
+    expect(joinCrlfToLf(['a\r', '\nb'])).toBe('a\nb');
+    // A wide piece whose UTF-8 length happens to equal the characters of all pieces together.
+    expect(joinCrlfToLf(['日', '\r\n'])).toBe('日\n');
+    expect(joinCrlfToLf(['日', 'ab'])).toBe('日ab');
+    expect(joinCrlfToLf([])).toBe('');
   });
 
   it('handles a CRLF at every place of the 16-byte steps, and texts past the window', () => {

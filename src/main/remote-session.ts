@@ -7,6 +7,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type * as Comlink from 'comlink';
 import { TerminalError } from '../shared/errors.js';
 import {
+  LIVE_ACK_EVERY_CHARS,
   type LiveOutputAck,
   type LiveOutputMessage,
   liveTextForSubscribers,
@@ -62,6 +63,8 @@ export class RemoteSession implements TerminalSession {
   private readonly remote: Comlink.Remote<RemoteSessionApi>;
   private readonly death: Promise<never>;
   private readonly listeners = new Set<(chunk: OutputChunk) => void>();
+  /** Live output characters processed since the last acknowledgement. */
+  private unacknowledgedChars = 0;
   private nextSendId = 1;
   private closed = false;
   private closeCall: Promise<SessionOutcome> | undefined;
@@ -129,6 +132,7 @@ export class RemoteSession implements TerminalSession {
   onOutput(listener: (chunk: OutputChunk) => void): Disposable {
     this.listeners.add(listener);
     if (this.listeners.size === 1 && !this.closed) {
+      this.unacknowledgedChars = 0; // the engine starts its flow control afresh with publishing
       this.parts.dataPort.ref();
       void this.call(() => this.remote.setLiveOutput(true)).catch(() => undefined);
     }
@@ -175,7 +179,7 @@ export class RemoteSession implements TerminalSession {
 
   private onLiveOutput(message: LiveOutputMessage): void {
     if (message?.type !== 'output') return;
-    const chunk: OutputChunk = { text: liveTextForSubscribers(message.text), dropped: message.dropped };
+    const chunk: OutputChunk = { text: liveTextForSubscribers(message.parts), dropped: message.dropped };
     for (const listener of this.listeners) {
       try {
         listener(chunk);
@@ -183,8 +187,13 @@ export class RemoteSession implements TerminalSession {
         // A throwing subscriber must not break delivery to the others or the acknowledgements.
       }
     }
-    const ack: LiveOutputAck = { type: 'ack', chars: message.text.length }; // as the engine counted them
-    this.parts.dataPort.postMessage(ack);
+    // Acknowledged as the engine counted them, once enough piled up (LIVE_ACK_EVERY_CHARS).
+    this.unacknowledgedChars += message.chars;
+    if (this.unacknowledgedChars >= LIVE_ACK_EVERY_CHARS) {
+      const ack: LiveOutputAck = { type: 'ack', chars: this.unacknowledgedChars };
+      this.unacknowledgedChars = 0;
+      this.parts.dataPort.postMessage(ack);
+    }
   }
 
   private release(): void {

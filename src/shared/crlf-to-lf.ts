@@ -77,16 +77,31 @@ const CRLF = /\r\n/g;
 
 /** `text` with every CRLF replaced by LF (a lone CR or LF stays as it is). */
 export function crlfToLf(text: string): string {
-  if (text.indexOf('\r\n') === -1) return text;
-  const wasm = text.length <= WINDOW_CHARS ? getCompactor() : null;
+  return text.indexOf('\r\n') === -1 ? text : joinCrlfToLf([text]);
+}
+
+/** The pieces joined, every CRLF replaced by LF — also one split between two pieces. */
+export function joinCrlfToLf(parts: readonly string[]): string {
+  let chars = 0;
+  for (const part of parts) chars += part.length;
+  const wasm = chars <= WINDOW_CHARS ? getCompactor() : null;
   if (wasm !== null) {
-    const written = wasm.input.write(text, 0, 'utf8');
-    // One byte per character exactly when the text is ASCII (wider characters and lone surrogates
-    // take more, and a copy cut short by the window's end has more bytes than fit `text.length`).
-    if (written === text.length) {
+    let written = 0;
+    let ascii = true;
+    for (const part of parts) {
+      const bytes = wasm.input.write(part, written, 'utf8');
+      written += bytes;
+      // One byte per character exactly when the piece is ASCII (wider characters and lone surrogates
+      // take more; a copy cut short by the window's end has more bytes than the piece has characters).
+      if (bytes !== part.length) {
+        ascii = false;
+        break;
+      }
+    }
+    if (ascii) {
       wasm.input.fill(0, written, written + 17); // no stale CR or LF beyond the end
       return wasm.output.toString('latin1', 0, wasm.compact(written));
     }
   }
-  return text.replace(CRLF, '\n');
+  return (parts.length === 1 ? parts[0]! : parts.join('')).replace(CRLF, '\n');
 }

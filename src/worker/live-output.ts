@@ -5,16 +5,22 @@
  * without bound; the scrollback still holds everything.
  */
 import type { MessagePort } from 'node:worker_threads';
-import type { LiveOutputAck, LiveOutputMessage } from '../shared/protocol.js';
+import {
+  LIVE_HIGH_WATERMARK_CHARS,
+  LIVE_LOW_WATERMARK_CHARS,
+  type LiveOutputAck,
+  type LiveOutputMessage,
+} from '../shared/protocol.js';
 
 /** Batch window: one message per few ms of output, so a flood crosses the thread boundary in few messages. */
 const BATCH_MS = 5;
 /** Flush early once a batch reaches this many characters. */
 const BATCH_MAX_CHARS = 64 * 1024;
-/** Stop sending when this many characters are unacknowledged … */
-const HIGH_WATERMARK_CHARS = 1024 * 1024;
-/** … and resume once the host caught up below this. */
-const LOW_WATERMARK_CHARS = 256 * 1024;
+/**
+ * A batch of at most this many pieces goes as they are (a flood's batch is ~15 reads); one of more,
+ * small pieces from a general-route stream, is joined here, where that costs less than sending each.
+ */
+const MAX_BATCH_PARTS = 64;
 
 /** Batches sanitized output to the host while enabled. */
 export class LiveOutputPublisher {
@@ -31,7 +37,7 @@ export class LiveOutputPublisher {
     port.on('message', (message: LiveOutputAck) => {
       if (message?.type !== 'ack') return;
       this.unacked = Math.max(0, this.unacked - message.chars);
-      if (this.paused && this.unacked <= LOW_WATERMARK_CHARS) {
+      if (this.paused && this.unacked <= LIVE_LOW_WATERMARK_CHARS) {
         this.paused = false;
         // Report the gap now, even if no further output comes to carry it.
         if (this.dropped > 0) this.postBatch();
@@ -108,11 +114,17 @@ export class LiveOutputPublisher {
     this.timer = undefined;
     if (this.disposed || this.batchChars === 0) return;
     this.postBatch();
-    if (this.unacked >= HIGH_WATERMARK_CHARS) this.paused = true;
+    if (this.unacked >= LIVE_HIGH_WATERMARK_CHARS) this.paused = true;
   }
 
   private postBatch(): void {
-    const message: LiveOutputMessage = { type: 'output', text: this.parts.join(''), dropped: this.dropped };
+    const parts = this.parts.length <= MAX_BATCH_PARTS ? this.parts : [this.parts.join('')];
+    const message: LiveOutputMessage = {
+      type: 'output',
+      parts,
+      chars: this.batchChars,
+      dropped: this.dropped,
+    };
     this.parts = [];
     this.unacked += this.batchChars;
     this.batchChars = 0;
