@@ -27,15 +27,15 @@ import type { LineFeeds } from './line-feeds.js';
  */
 const WINDOW_CHARS = 64 * 1024;
 
-/** Where the scan writes the index of each line feed (an i32 per line feed; a window holds at most one per byte). */
+/** Where the scan writes the index of each line feed: an i32 each, at most one per byte of the window. */
 const LINE_FEEDS_AT = WINDOW_CHARS + 16;
 /** Where the scan writes how many line feeds it recorded, then how many CRs it passed (two i32). */
 const COUNTS_AT = LINE_FEEDS_AT + 4 * (WINDOW_CHARS + 16);
 
 /**
- * The function, `scan(end: i32) -> i32`: index of the first byte in memory [0, end) outside {09, 0A, 0D, 20–7E}, or
- * `end`; `end` is a multiple of 16. On the way it records the index of every LF before that byte at
- * LINE_FEEDS_AT, then their number and the number of CRs before that byte at COUNTS_AT.
+ * The function, `scan(end: i32) -> i32`: index of the first byte in memory [0, end) outside
+ * {09, 0A, 0D, 20–7E}, or `end`; `end` is a multiple of 16. On the way it records the index of every
+ * LF before that byte at LINE_FEEDS_AT, then their number and the number of CRs before it at COUNTS_AT.
  * Locals: 0 = end, 1 = i, 2 = bad (mask), 3 = lf (mask), 4 = n (line feeds), 5 = cr (count),
  * 6 = stop, 7 = crs (mask), 8 = v (v128).
  */
@@ -59,7 +59,8 @@ const SCAN_BODY = [
   0x20, 0x02, 0x04, 0x40, //     if bad
   0x20, 0x01, 0x20, 0x02, 0x68, 0x6a, 0x21, 0x06, //       stop = i + ctz(bad)
   0x41, 0x00, 0x21, 0x00, //       end = 0: this vector is the last
-  0x20, 0x02, 0x41, 0x00, 0x20, 0x02, 0x6b, 0x71, 0x41, 0x01, 0x6b, 0x21, 0x02, //       bad = (bad & -bad) - 1: lanes before it
+  // bad = (bad & -bad) - 1: a mask of the lanes below the first bad one
+  0x20, 0x02, 0x41, 0x00, 0x20, 0x02, 0x6b, 0x71, 0x41, 0x01, 0x6b, 0x21, 0x02, //       bad = lanes before it
   0x20, 0x03, 0x20, 0x02, 0x71, 0x21, 0x03, //       lf &= bad
   0x20, 0x07, 0x20, 0x02, 0x71, 0x21, 0x07, //       crs &= bad
   0x0b, //     end
