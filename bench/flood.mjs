@@ -17,6 +17,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { createPtyEngine } from '../dist/main/index.js';
 import { CPR_COMMAND, cprAnswered } from './lib/cpr-check.mjs';
 import { ensureLogFile } from './lib/data-file.mjs';
+import { collectHostGarbage } from './lib/host-gc.mjs';
 import { InlineSession } from './lib/inline-session.mjs';
 import { startLoopMonitor } from './lib/loop-delay.mjs';
 import { check, metric } from './lib/metric.mjs';
@@ -86,12 +87,14 @@ export default {
     const runs = Object.fromEntries(PATHS.map((name) => [name, []]));
     for (let r = 0; r < rounds; r++) {
       for (const name of PATHS.map((_, i) => PATHS[(i + r) % PATHS.length])) {
+        collectHostGarbage(); // before, not during: no path pays for the garbage of the one before
         const run = await flood[name]();
         runs[name].push(run);
         log(`round ${r + 1}: ${name} ${round(run.ms)} ms${run.waitReason ? ` (${run.waitReason})` : ''}`);
       }
     }
     // A last raw run, so raw brackets the session paths and drift of the machine shows in the spread.
+    collectHostGarbage();
     runs.raw.push(await rawFlood(command));
     log(`raw again: ${round(runs.raw.at(-1).ms)} ms`);
 
