@@ -1,7 +1,8 @@
 /**
  * Micro-benchmark (standalone, not part of `run.mjs`): the CPU the engine thread spends per read of a
  * flood, without the pty — the line-text check, the replier, the sanitizer and the scrollback, fed ~4 KiB
- * reads of the flood log with CRLF line ends as the session's `processOutput` feeds them. The baseline,
+ * reads of the flood log with CRLF line ends as the session's `processOutput` feeds them; then the same
+ * log with colored levels, routed as styled line text against the sanitizer's state machine alone. The baseline,
  * run in the same process on the same reads, is what raw node-pty pays per read anyway: decoding the
  * bytes into a string (`StringDecoder`). Timing the pipeline alone, best of several passes, is far steadier
  * than a flood through a pty on a shared machine, so it is the number to watch when changing the hot path.
@@ -13,7 +14,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { LineFeeds } from '../dist/worker/line-feeds.js';
 import { LineRing } from '../dist/worker/line-ring.js';
 import { LineTextKind, lineTextKind } from '../dist/worker/line-text.js';
-import { OutputSanitizer } from '../dist/worker/sanitizer.js';
+import { OutputSanitizer, withoutStyles } from '../dist/worker/sanitizer.js';
 import { TerminalReplier } from '../dist/worker/terminal-replier.js';
 import { ensureLogFile } from './lib/data-file.mjs';
 
@@ -83,8 +84,49 @@ const ringMs = await best(() => {
 });
 replier.dispose();
 
+// A colored log (an SGR around each line's level, as test runners and build tools print on a tty):
+// the session's routing for reads that are not line text, against the state machine alone.
+const colored = Buffer.from(
+  readFileSync(ensureLogFile(20 * 2 ** 20), 'latin1')
+    .replace(/ (INFO|DEBUG|WARN|ERROR) /g, ' \x1b[32m$1\x1b[0m ')
+    .replaceAll('\n', '\r\n'),
+  'latin1',
+);
+const coloredTexts = [];
+for (let at = 0; at + READ_BYTES <= colored.length; at += READ_BYTES)
+  coloredTexts.push(colored.subarray(at, at + READ_BYTES).toString('latin1'));
+const coloredBytes = coloredTexts.length * READ_BYTES;
+const perColoredMiB = (ms) => (ms * bytes) / coloredBytes; // `best` scales by the plain log's size
+/** The colored reads through a fresh pipeline; `styled`: route styled line text as the session does. */
+function coloredPass(styled) {
+  const replier = new TerminalReplier({ cols: 120, rows: 40, reply: () => undefined });
+  const sanitizer = new OutputSanitizer({ maxPendingChars: 256 * 1024 });
+  const ring = new LineRing({ maxLines: 10_000, maxBytes: 4 * 2 ** 20 });
+  const sink = {
+    text: (s) => ring.text(s),
+    newline: () => ring.newline(),
+    rewriteLine: () => ring.rewriteLine(),
+    textBlock: (block, ascii, lineFeeds) => ring.textBlock(block, ascii, lineFeeds),
+    osc: () => undefined,
+  };
+  return () => {
+    for (const text of coloredTexts) {
+      replier.feed(text);
+      const plain = styled ? withoutStyles(text) : undefined;
+      const kind = plain === undefined ? LineTextKind.None : lineTextKind(plain, lineFeeds);
+      if (plain === undefined || kind === LineTextKind.None) sanitizer.push(text, sink);
+      else sanitizer.pushStyledLineText(text, plain, sink, kind === LineTextKind.Ascii, lineFeeds.known);
+    }
+  };
+}
+const coloredStyledMs = perColoredMiB(await best(coloredPass(true)));
+const coloredGeneralMs = perColoredMiB(await best(coloredPass(false)));
+
 console.log(`decode (raw node-pty's share)  ${decodeMs.toFixed(1)} ms per 100 MiB`);
 console.log(
   `session pipeline               ${pipelineMs.toFixed(1)} ms per 100 MiB  (${(pipelineMs / decodeMs).toFixed(2)} × decode)`,
 );
 console.log(`  of which the scrollback      ${ringMs.toFixed(1)} ms per 100 MiB`);
+console.log(
+  `colored log, session pipeline  ${coloredStyledMs.toFixed(1)} ms per 100 MiB  (state machine alone: ${coloredGeneralMs.toFixed(1)})`,
+);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { TerminalError } from '../src/shared/errors.js';
 import { LineFeeds } from '../src/worker/line-feeds.js';
 import { isLineText, LineTextKind, lineTextKind } from '../src/worker/line-text.js';
-import { OutputSanitizer, type SanitizerSink } from '../src/worker/sanitizer.js';
+import { OutputSanitizer, type SanitizerSink, withoutStyles } from '../src/worker/sanitizer.js';
 
 /** Characters `text()` must never carry: C0 except TAB, DEL, C1. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for controls
@@ -28,6 +28,7 @@ class MaterializingSink implements SanitizerSink {
   textCalls = 0;
   blockCalls = 0;
   blocksWithLineFeeds = 0;
+  styledChunks = 0;
 
   /** A rewrite was the last call: text must come next (the live stream relies on it, protocol.ts). */
   private rewriting = false;
@@ -101,9 +102,15 @@ function run(
   for (const chunk of chunks) {
     const kind = lineTextKind(chunk, lineFeeds);
     const known = routed === 'session' ? lineFeeds.known : undefined;
+    const plain = routed === 'session' && kind === LineTextKind.None ? withoutStyles(chunk) : undefined;
+    const plainKind = plain === undefined ? LineTextKind.None : lineTextKind(plain, lineFeeds);
     if (routed && kind !== LineTextKind.None)
       sanitizer.pushLineText(chunk, sink, kind === LineTextKind.Ascii, known);
-    else sanitizer.push(chunk, sink);
+    else if (plain !== undefined && plainKind !== LineTextKind.None) {
+      // Styled line text (SGRs only), as the session routes it.
+      sink.styledChunks += 1;
+      sanitizer.pushStyledLineText(chunk, plain, sink, plainKind === LineTextKind.Ascii, lineFeeds.known);
+    } else sanitizer.push(chunk, sink);
     expect(sanitizer.pendingLength).toBeLessThanOrEqual(maxPendingChars);
   }
   return Object.assign(sink, { pending: sanitizer.pendingLength });
@@ -243,6 +250,63 @@ describe('OutputSanitizer properties', () => {
     );
     expect(fastChunks).toBeGreaterThan(1000);
     expect(blocksWithLineFeeds).toBeGreaterThan(100);
+  });
+
+  it('gives the same result for styled line text (a colored log) as through push, split anywhere', () => {
+    // Mostly SGRs around text and line ends, so many chunks are line text once their SGRs are gone;
+    // other sequences, controls and cut-off SGRs make the rest take the state machine.
+    const word = fc.string({ unit: fc.constantFrom(...'abc xyz-é'), maxLength: 10 });
+    const sgr = fc.constantFrom(
+      '\x1b[31m',
+      '\x1b[0m',
+      '\x1b[m',
+      '\x1b[1;38;5;208m',
+      '\x1b[38:2:1:2:3m',
+      '\x1b[;4m',
+    );
+    const other = fc.constantFrom(
+      '\x1b]2;', // an OSC left open: SGRs in the next chunk are not in ground state
+      '\x1b[2K',
+      '\x1b[1;2H',
+      '\x9b31m',
+      '\x1b]0;t\x07',
+      '\x1b[31\x18',
+      '\x1b[3 m',
+      '\x07',
+    );
+    const token = fc.oneof(
+      { weight: 8, arbitrary: word },
+      { weight: 6, arbitrary: sgr },
+      { weight: 5, arbitrary: fc.constantFrom('\r\n', '\n', '\r', '\r\x1b[0m\n', '\r\x1b[32mx') },
+      { weight: 1, arbitrary: other },
+    );
+    let styled = 0;
+    fc.assert(
+      fc.property(
+        fc.array(token, { maxLength: 60, size: 'max' }).map((tokens) => tokens.join('')),
+        fc.array(fc.nat(), { maxLength: 12 }),
+        (input, positions) => {
+          const chunks = splitAt(input, positions);
+          const plain = run(chunks, 64);
+          const routed = run(chunks, 64, 'session');
+          expect(routed.materialized).toBe(plain.materialized);
+          expect(routed.oscs).toEqual(plain.oscs);
+          expect(routed.pending).toBe(plain.pending);
+          styled += routed.styledChunks;
+        },
+      ),
+      { numRuns: 600 },
+    );
+    expect(styled).toBeGreaterThan(500);
+  });
+
+  it('strips only complete SGRs, and only from text that holds one', () => {
+    expect(withoutStyles('\x1b[32mok\x1b[0m done\r\n')).toBe('ok done\r\n');
+    expect(withoutStyles('\x1b[38:2:1:2:3mx\x1b[m')).toBe('x');
+    expect(withoutStyles('plain text\r\n')).toBeUndefined();
+    expect(withoutStyles('\x1b[2Kline')).toBeUndefined(); // erase in line is not a style
+    expect(withoutStyles('cut \x1b[3')).toBeUndefined(); // the rest arrives later
+    expect(withoutStyles('\x1b[1m\x1b[2K')).toBe('\x1b[2K'); // the scan then sends it the general way
   });
 
   it('never materializes ESC, CR or another control except TAB and LF', () => {

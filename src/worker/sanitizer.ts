@@ -105,6 +105,23 @@ const C1_APC = 0x9f;
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching controls is the job
 const GROUND_BREAK = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)/g;
+
+/**
+ * A complete SGR (`ESC [` parameters `m`): colors and text styles, which the state machine discards
+ * whole — a CSI whose parameter bytes are digits, `;` or `:`. Nothing else matches.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the sequence starts with ESC
+const SGR = /\x1b\[[0-9;:]*m/g;
+
+/**
+ * `chunk` without its complete SGR sequences, or undefined when it holds none. A colored log is line
+ * text once its SGRs are gone; see {@link OutputSanitizer.pushStyledLineText}.
+ */
+export function withoutStyles(chunk: string): string | undefined {
+  if (chunk.indexOf('\x1b[') === -1) return undefined;
+  const plain = chunk.replace(SGR, '');
+  return plain.length === chunk.length ? undefined : plain;
+}
 /** OSC: characters that end, cancel or interrupt the string. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching controls is the job
 const OSC_SPECIAL = /[\x07\x18\x1a\x1b\x80-\x9f]/g;
@@ -227,6 +244,25 @@ export class OutputSanitizer {
       else sink.text(text);
     }
     if (trailingCr) this.crPending = true;
+  }
+
+  /**
+   * Same as {@link push} for a chunk of styled line text — a colored log: `plain` is `chunk` without
+   * its SGR sequences ({@link withoutStyles}), and it is line text. In ground state with nothing held,
+   * `push(chunk)` would discard each SGR whole and handle the rest exactly as `plain` (a sequence is
+   * transparent between a CR and what decides it), so `plain` takes the line-text route:
+   * {@link pushLineText} with `ascii` and `lineFeeds` as the scan of `plain` found them. Otherwise the
+   * chunk takes the state machine.
+   */
+  pushStyledLineText(
+    chunk: string,
+    plain: string,
+    sink: SanitizerSink,
+    ascii = false,
+    lineFeeds?: LineFeeds,
+  ): void {
+    if (this.mode !== Mode.Ground || this.heldHigh !== '') this.push(chunk, sink);
+    else this.pushLineText(plain, sink, ascii, lineFeeds);
   }
 
   /** Emits the high surrogate held from the last chunk, joined with its low half when that starts `chunk`. */

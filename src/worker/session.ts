@@ -33,7 +33,7 @@ import type { PromptCandidate } from './prompt-tracker.js';
 import { PtyInputWriter, type WriteOutcome } from './pty-input-writer.js';
 import { BASH_MARKER_VARIABLES, PWSH_VARIABLES, pwshSetupScript } from './pwsh-prompt.js';
 import type { ShellIdentity } from './readiness.js';
-import { OutputSanitizer, type SanitizerSink } from './sanitizer.js';
+import { OutputSanitizer, type SanitizerSink, withoutStyles } from './sanitizer.js';
 import { SendOperation } from './send-operation.js';
 import { type ForegroundSample, sampleForeground } from './stdin-wait.js';
 import { teardownProcessTree } from './teardown.js';
@@ -397,7 +397,15 @@ export class SessionCore {
       this.sanitizer.pushLineText(data, this.sink, kind === LineTextKind.Ascii, lineFeeds);
     } else {
       this.replier?.feed(data);
-      this.sanitizer.push(data, this.sink);
+      // Styled line text (a colored log) is line text once its SGRs are gone: one regex pass and a
+      // scan instead of the state machine, and the scrollback gets whole blocks instead of pieces.
+      const plain = withoutStyles(data);
+      const plainKind = plain === undefined ? LineTextKind.None : lineTextKind(plain, this.lineFeeds);
+      if (plain === undefined || plainKind === LineTextKind.None) this.sanitizer.push(data, this.sink);
+      else {
+        const ascii = plainKind === LineTextKind.Ascii;
+        this.sanitizer.pushStyledLineText(data, plain, this.sink, ascii, this.lineFeeds.known);
+      }
     }
     (this.active?.op ?? this.startup)?.endOfChunk();
     if (this.pendingOutput.length > 0 && !this.outputScheduled) {
