@@ -4,7 +4,8 @@
  * usually is. The session checks each batch of output once with {@link isLineText}. A batch that is
  * line text then takes the cheap route through both consumers, `TerminalReplier.feedLineText` and
  * `OutputSanitizer.pushLineText`, and neither scans it again. A batch that is not line text takes the
- * general route.
+ * general route — except in the sanitizer when it is line text once its colors are removed (a colored
+ * log: `withoutStyles` and `OutputSanitizer.pushStyledLineText`).
  *
  * The ASCII part of the check is a SIMD scan (ascii-line-scan.ts) where WebAssembly SIMD is available.
  * Otherwise it is a sticky, greedy character-class regex, which V8's irregexp compiles to a tight loop.
