@@ -51,16 +51,22 @@ const decodeMs = await best(() => {
   for (const read of reads) decoder.write(read);
 });
 
-const replier = new TerminalReplier({ cols: 120, rows: 40, reply: () => undefined });
-const sanitizer = new OutputSanitizer({ maxPendingChars: 256 * 1024 });
-const ring = new LineRing({ maxLines: 10_000, maxBytes: 4 * 2 ** 20 });
-const sink = {
-  text: (s) => ring.text(s),
-  newline: () => ring.newline(),
-  rewriteLine: () => ring.rewriteLine(),
-  textBlock: (block, ascii, lineFeeds) => ring.textBlock(block, ascii, lineFeeds),
-  osc: () => undefined,
-};
+/** A session's consumers of one read: the replier, the sanitizer and the scrollback behind it. */
+function pipeline() {
+  const replier = new TerminalReplier({ cols: 120, rows: 40, reply: () => undefined });
+  const sanitizer = new OutputSanitizer({ maxPendingChars: 256 * 1024 });
+  const ring = new LineRing({ maxLines: 10_000, maxBytes: 4 * 2 ** 20 });
+  const sink = {
+    text: (s) => ring.text(s),
+    newline: () => ring.newline(),
+    rewriteLine: () => ring.rewriteLine(),
+    textBlock: (block, ascii, lineFeeds) => ring.textBlock(block, ascii, lineFeeds),
+    osc: () => undefined,
+  };
+  return { replier, sanitizer, ring, sink };
+}
+
+const { replier, sanitizer, ring, sink } = pipeline();
 const lineFeeds = new LineFeeds();
 const pipelineMs = await best(() => {
   for (const text of texts) {
@@ -99,16 +105,7 @@ const coloredBytes = coloredTexts.length * READ_BYTES;
 const perColoredMiB = (ms) => (ms * bytes) / coloredBytes; // `best` scales by the plain log's size
 /** The colored reads through a fresh pipeline; `styled`: route styled line text as the session does. */
 function coloredPass(styled) {
-  const replier = new TerminalReplier({ cols: 120, rows: 40, reply: () => undefined });
-  const sanitizer = new OutputSanitizer({ maxPendingChars: 256 * 1024 });
-  const ring = new LineRing({ maxLines: 10_000, maxBytes: 4 * 2 ** 20 });
-  const sink = {
-    text: (s) => ring.text(s),
-    newline: () => ring.newline(),
-    rewriteLine: () => ring.rewriteLine(),
-    textBlock: (block, ascii, lineFeeds) => ring.textBlock(block, ascii, lineFeeds),
-    osc: () => undefined,
-  };
+  const { replier, sanitizer, sink } = pipeline();
   return () => {
     for (const text of coloredTexts) {
       replier.feed(text);

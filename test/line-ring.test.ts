@@ -124,6 +124,21 @@ class NaiveRing {
   }
 }
 
+/**
+ * A block's lines through `text` + `newline` one by one — the contract of `textBlock`: each piece
+ * ended by `\n` (without the CR of a CRLF), then the rest.
+ */
+function perLine(target: { text(s: string): void; newline(): void }, block: string): void {
+  const pieces = block.split('\n');
+  const rest = pieces.pop()!;
+  for (const piece of pieces) {
+    const line = piece.endsWith('\r') ? piece.slice(0, -1) : piece;
+    if (line !== '') target.text(line);
+    target.newline();
+  }
+  if (rest !== '') target.text(rest);
+}
+
 /** The line feeds of `s` as the line-text scan reports them, found the obvious way. */
 function lineFeedsOf(s: string): LineFeeds {
   const positions = [...s.matchAll(/\n/g)].map((match) => match.index);
@@ -219,14 +234,7 @@ describe('LineRing agrees with the naive model', () => {
                 // ASCII block it may also pass where the line feeds are, as the scan found them.
                 const ascii = step.told && /^\p{ASCII}*$/u.test(step.s);
                 ring.textBlock(step.s, ascii, ascii && step.lineFeeds ? lineFeedsOf(step.s) : undefined);
-                const pieces = step.s.split('\n');
-                const rest = pieces.pop()!;
-                for (const piece of pieces) {
-                  const line = piece.endsWith('\r') ? piece.slice(0, -1) : piece;
-                  if (line !== '') model.text(line);
-                  model.newline();
-                }
-                if (rest !== '') model.text(rest);
+                perLine(model, step.s);
                 break;
               }
               case 'read':
@@ -470,18 +478,6 @@ describe('LineRing deltas (readSince)', () => {
 });
 
 describe('LineRing block appends at flood sizes', () => {
-  /** The same lines through `text` + `newline` one by one: the path the model above pins down. */
-  function perLine(ring: LineRing, block: string): void {
-    const pieces = block.split('\n');
-    const rest = pieces.pop()!;
-    for (const piece of pieces) {
-      const line = piece.endsWith('\r') ? piece.slice(0, -1) : piece;
-      if (line !== '') ring.text(line);
-      ring.newline();
-    }
-    if (rest !== '') ring.text(rest);
-  }
-
   const lineArb = fc.oneof(
     fc.string({ unit: 'binary-ascii', maxLength: 120 }).map((s) => s.replace(/[\n\r]/g, '')),
     fc.string({ unit: 'binary', maxLength: 40 }).map((s) => s.replace(/[\n\r]/g, '')),
