@@ -122,6 +122,7 @@ export function withoutStyles(chunk: string): string | undefined {
   const plain = chunk.replace(SGR, '');
   return plain.length === chunk.length ? undefined : plain;
 }
+
 /** OSC: characters that end, cancel or interrupt the string. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching controls is the job
 const OSC_SPECIAL = /[\x07\x18\x1a\x1b\x80-\x9f]/g;
