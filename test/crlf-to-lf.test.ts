@@ -4,7 +4,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { crlfToLf, joinCrlfToLf } from '../src/shared/crlf-to-lf.js';
+import { joinCrlfToLf } from '../src/shared/crlf-to-lf.js';
+
+/** One text through the function (what a single-piece batch is). */
+const crlfToLf = (text: string): string => joinCrlfToLf([text]);
 
 const byRegex = (text: string): string => text.replace(/\r\n/g, '\n');
 
@@ -20,7 +23,7 @@ const text = fc
   )
   .map((pieces) => pieces.join(''));
 
-describe('crlfToLf', () => {
+describe('joinCrlfToLf', () => {
   it('equals the regex replace on any text, call after call', () => {
     fc.assert(
       fc.property(fc.array(text, { minLength: 1, maxLength: 6 }), (texts) => {

@@ -75,12 +75,7 @@ function getCompactor(): Compactor | null {
 
 const CRLF = /\r\n/g;
 
-/** `text` with every CRLF replaced by LF (a lone CR or LF stays as it is). */
-export function crlfToLf(text: string): string {
-  return text.indexOf('\r\n') === -1 ? text : joinCrlfToLf([text]);
-}
-
-/** The pieces joined, every CRLF replaced by LF — also one split between two pieces. */
+/** The pieces joined, every CRLF replaced by LF — also one split between two pieces (a lone CR or LF stays). */
 export function joinCrlfToLf(parts: readonly string[]): string {
   let chars = 0;
   for (const part of parts) chars += part.length;

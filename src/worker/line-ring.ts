@@ -441,7 +441,7 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
    * a line (recording its two start positions, evicting as lines arrive), and what follows the last
    * `\n` is the new open line — exactly as `text` + `newline` per line would. The caller makes sure
    * nothing needs trimming and the storage has room: the open line (not trimmed) and the run are at
-   * most `runLimit()` bytes together. `lineFeeds`: the line feeds of `block`, for a run of all of it.
+   * most `runLimit()` bytes together. `lineFeeds`: the line feeds of `block` (used when the run is all of it).
    */
   private appendRun(block: string, from: number, end: number, ascii: boolean, lineFeeds?: LineFeeds): void {
     const base = this.writeEnd;
@@ -451,7 +451,8 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
       this.makeRoom(run.length);
       this.writeLatin1(run);
       // One byte per character: a line feed at `lf` ends its line at stored position base + lf + 1.
-      if (lineFeeds !== undefined) {
+      // The caller's line feeds index `block`, so they serve only a run of all of it.
+      if (lineFeeds !== undefined && run === block) {
         const { positions, count } = lineFeeds;
         for (let k = 0; k < count; k++) {
           const lf = positions[k]!;

@@ -1,9 +1,10 @@
 /**
  * Line text: output made only of printable characters, TAB, LF and CR — no escape sequence and no other
  * control. A `cat` of a log, plain compiler output and `seq` all look like this, so it is what a flood
- * usually is. The session checks each batch of output once with {@link isLineText}. A batch that is
- * line text then takes the cheap route through both consumers, `TerminalReplier.feedLineText` and
- * `OutputSanitizer.pushLineText`, and neither scans it again. A batch that is not line text takes the
+ * usually is. The session checks each batch of output once with {@link lineTextKind}, which for ASCII
+ * also finds where its line feeds are (line-feeds.ts). A batch that is line text then takes the cheap
+ * route through both consumers, `TerminalReplier.feedLineText` and `OutputSanitizer.pushLineText`, and
+ * neither scans it again. A batch that is not line text takes the
  * general route — except in the sanitizer when it is line text once its colors are removed (a colored
  * log: `withoutStyles` and `OutputSanitizer.pushStyledLineText`).
  *
@@ -58,11 +59,6 @@ export function lineTextKindByRegex(text: string): LineTextKind {
   ASCII_LINE_TEXT.lastIndex = 0;
   ASCII_LINE_TEXT.test(text);
   return kindFrom(text, 0, ASCII_LINE_TEXT.lastIndex);
-}
-
-/** True when `text` is line text (see {@link lineTextKind}). */
-export function isLineText(text: string): boolean {
-  return lineTextKind(text) !== LineTextKind.None;
 }
 
 /**

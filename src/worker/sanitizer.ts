@@ -203,7 +203,7 @@ export class OutputSanitizer {
   }
 
   /**
-   * Same as {@link push} for a chunk known to be line text (`isLineText` in line-text.ts: printable
+   * Same as {@link push} for a chunk known to be line text (`lineTextKind` in line-text.ts: printable
    * characters, TAB, LF and CR only), but without scanning it again: the chunk goes to the sink in one
    * call, CRLF line ends and all (see `SanitizerSink.textBlock`). Falls back to {@link push} when the
    * state or the chunk needs the state machine: inside a sequence, a held surrogate half, a CR that is

@@ -293,10 +293,11 @@ export class TerminalReplier {
   }
 
   /**
-   * Same as {@link feed} for a chunk known to be line text (`isLineText` in line-text.ts), which can
+   * Same as {@link feed} for a chunk known to be line text (`lineTextKind` in line-text.ts), which can
    * cause no reply: while the terminal is idle and nothing is held open, the chunk joins the held plain
-   * run without being scanned again (and is shortened with it). Otherwise it takes the general route of
-   * {@link feed}.
+   * run without being scanned again (and is shortened with it; with `lineFeeds`, the line feeds the
+   * session's scan found, only the suffix a shortening keeps is held, see {@link holdSuffixOf}).
+   * Otherwise it takes the general route of {@link feed}.
    */
   feedLineText(data: string, lineFeeds?: LineFeeds): void {
     if (this.disposed || data.length === 0) return;
