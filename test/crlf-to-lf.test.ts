@@ -1,15 +1,23 @@
 /**
- * CRLF → LF for live output on the host: the WebAssembly compaction against the plain regex on any
- * text, one call after another (nothing of a longer earlier text may leak into a later one).
+ * CRLF → LF for live output, as the engine writes a record: the WebAssembly compaction against the
+ * plain regex on any text, one call after another (nothing of a longer earlier text may leak into a
+ * later one).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { joinCrlfToLf } from '../src/shared/crlf-to-lf.js';
+import { utf8WithoutCrlf } from '../src/worker/crlf-to-lf.js';
+
+const isAscii = (text: string): boolean => Buffer.byteLength(text, 'utf8') === text.length;
+
+/** The parts through the function, decoded (ASCII parts take the copying route). */
+const joinCrlfToLf = (parts: readonly string[]): string =>
+  Buffer.from(utf8WithoutCrlf(parts, parts.every(isAscii))).toString('utf8');
 
 /** One text through the function (what a single-piece batch is). */
 const crlfToLf = (text: string): string => joinCrlfToLf([text]);
 
-const byRegex = (text: string): string => text.replace(/\r\n/g, '\n');
+/** What subscribers must get: CRLF replaced, and (as UTF-8 does) a lone surrogate made U+FFFD. */
+const byRegex = (text: string): string => Buffer.from(text.replace(/\r\n/g, '\n'), 'utf8').toString('utf8');
 
 /** Lines with every kind of CR/LF neighbourhood, mostly ASCII (the compacted case), sometimes wider. */
 const text = fc
@@ -23,7 +31,7 @@ const text = fc
   )
   .map((pieces) => pieces.join(''));
 
-describe('joinCrlfToLf', () => {
+describe('utf8WithoutCrlf', () => {
   it('equals the regex replace on any text, call after call', () => {
     fc.assert(
       fc.property(fc.array(text, { minLength: 1, maxLength: 6 }), (texts) => {
@@ -58,10 +66,15 @@ describe('joinCrlfToLf', () => {
     expect(crlfToLf(long)).toBe(byRegex(long));
     expect(crlfToLf('z\r')).toBe('z\r');
     expect(crlfToLf('\r\nq\r')).toBe('\nq\r');
-    // Beyond the 256 Ki window, and wide text, the regex does it.
-    const huge = `${'line\r\n'.repeat(60_000)}end`;
+    // Beyond the 512 KiB window the regex does it.
+    const huge = `${'line\r\n'.repeat(100_000)}end`;
     expect(crlfToLf(huge)).toBe(byRegex(huge));
     expect(crlfToLf('日\r\n本\r\n')).toBe('日\n本\n');
+    // Wide text is encoded (up to 3 bytes a character), so it takes the regex sooner.
+    const wide = '日本\r\n'.repeat(50_000);
+    expect(crlfToLf(wide)).toBe(byRegex(wide));
+    // A lone surrogate becomes U+FFFD, as any UTF-8 encoding makes it.
+    expect(crlfToLf('a\ud83d\r\n')).toBe('a\ufffd\n');
   });
 
   it('returns text without a CRLF as it is', () => {

@@ -138,6 +138,25 @@ describe('live output (data plane)', () => {
     expect(chunks.length).toBe(before);
   });
 
+  it('delivers output that comes in bursts with pauses, to the last line (the host sleeps and is woken)', async () => {
+    const engine = await testEngine();
+    const session = await engine.spawn();
+    const texts: string[] = [];
+    const sub = session.onOutput((chunk) => texts.push(chunk.text));
+    // Pauses longer than the host's read interval: it goes to sleep between bursts, and each burst
+    // must wake it; a lost wake-up would leave the last burst undelivered (nothing follows it).
+    await session.startSend({
+      text: 'for i in $(seq 1 120); do echo "line $i"; [ $((i % 8)) = 0 ] && sleep 0.012; done; echo',
+    }).done;
+    await until('the last line in the live stream', () => texts.join('').includes('line 120\n'));
+    const lines = texts
+      .join('')
+      .split('\n')
+      .filter((line) => line.startsWith('line '));
+    expect(lines).toEqual(Array.from({ length: 120 }, (_, i) => `line ${i + 1}`));
+    sub.dispose();
+  });
+
   it('a subscriber that lags makes the engine drop (and count) output instead of buffering it', async () => {
     const engine = await testEngine();
     const session = await engine.spawn();

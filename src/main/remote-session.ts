@@ -6,13 +6,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type * as Comlink from 'comlink';
 import { TerminalError } from '../shared/errors.js';
-import {
-  LIVE_ACK_EVERY_CHARS,
-  type LiveOutputAck,
-  type LiveOutputMessage,
-  liveTextForSubscribers,
-  type RemoteSessionApi,
-} from '../shared/protocol.js';
+import type { RemoteSessionApi } from '../shared/protocol.js';
 import type {
   Disposable,
   OutputChunk,
@@ -28,6 +22,7 @@ import type {
   TerminalSendResult,
   TerminalSession,
 } from '../shared/types.js';
+import { LiveOutputReceiver } from './live-output-receiver.js';
 
 /** Everything a remote session is built from. */
 export interface RemoteSessionParts {
@@ -63,8 +58,7 @@ export class RemoteSession implements TerminalSession {
   private readonly remote: Comlink.Remote<RemoteSessionApi>;
   private readonly death: Promise<never>;
   private readonly listeners = new Set<(chunk: OutputChunk) => void>();
-  /** Live output characters processed since the last acknowledgement. */
-  private unacknowledgedChars = 0;
+  private readonly liveOutput: LiveOutputReceiver;
   private nextSendId = 1;
   private closed = false;
   private closeCall: Promise<SessionOutcome> | undefined;
@@ -78,7 +72,9 @@ export class RemoteSession implements TerminalSession {
     this.sandbox = parts.sandbox;
     this.remote = parts.remote;
     this.death = parts.death;
-    parts.dataPort.on('message', (message: LiveOutputMessage) => this.onLiveOutput(message));
+    this.liveOutput = new LiveOutputReceiver(parts.dataPort, () =>
+      this.listeners.size === 0 ? null : this.deliverLiveOutput,
+    );
     parts.dataPort.unref(); // live output alone must not keep the host alive
     void parts.death.catch(() => this.release());
   }
@@ -132,7 +128,6 @@ export class RemoteSession implements TerminalSession {
   onOutput(listener: (chunk: OutputChunk) => void): Disposable {
     this.listeners.add(listener);
     if (this.listeners.size === 1 && !this.closed) {
-      this.unacknowledgedChars = 0; // the engine starts its flow control afresh with publishing
       this.parts.dataPort.ref();
       void this.call(() => this.remote.setLiveOutput(true)).catch(() => undefined);
     }
@@ -177,9 +172,7 @@ export class RemoteSession implements TerminalSession {
     return raceDeath(invoke(), this.death);
   }
 
-  private onLiveOutput(message: LiveOutputMessage): void {
-    if (message?.type !== 'output') return;
-    const chunk: OutputChunk = { text: liveTextForSubscribers(message.parts), dropped: message.dropped };
+  private readonly deliverLiveOutput = (chunk: OutputChunk): void => {
     for (const listener of this.listeners) {
       try {
         listener(chunk);
@@ -187,19 +180,13 @@ export class RemoteSession implements TerminalSession {
         // A throwing subscriber must not break delivery to the others or the acknowledgements.
       }
     }
-    // Acknowledged as the engine counted them, once enough piled up (LIVE_ACK_EVERY_CHARS).
-    this.unacknowledgedChars += message.chars;
-    if (this.unacknowledgedChars >= LIVE_ACK_EVERY_CHARS) {
-      const ack: LiveOutputAck = { type: 'ack', chars: this.unacknowledgedChars };
-      this.unacknowledgedChars = 0;
-      this.parts.dataPort.postMessage(ack);
-    }
-  }
+  };
 
   private release(): void {
     if (this.released) return;
     this.released = true;
     this.listeners.clear();
+    this.liveOutput.dispose();
     this.parts.controlPort.close();
     this.parts.dataPort.close();
     this.parts.onClosed(this.id);

@@ -4,7 +4,6 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { EngineConfig } from './config.js';
-import { joinCrlfToLf } from './crlf-to-lf.js';
 import type { ProcessIdentity } from './proc-stat.js';
 import type {
   Dialect,
@@ -93,46 +92,22 @@ export interface RemoteSessionApi {
   crashThreadForTest(kind: 'throw' | 'exit'): Promise<void>;
 }
 
-/** A batch of live output, engine → host. */
-export interface LiveOutputMessage {
-  type: 'output';
-  /**
-   * Sanitized text, in the pieces the engine produced (a flood's are whole reads: joining them is left
-   * to the host, off the reading thread). `\n` or `\r\n` ends a line, and a lone `\r` starts a rewrite
-   * of the current line. A rewrite is always followed by the text that replaces the line, never by a
-   * line end, so `\r\n` is unambiguous. The engine leaves CRLFs as the program wrote them (normalizing
-   * costs its reading thread a pass over every byte); the host joins the pieces and turns CRLFs into
-   * `\n` with {@link liveTextForSubscribers}.
-   */
-  parts: string[];
-  /** Characters in `parts`: what an acknowledgement counts. */
-  chars: number;
-  /** Characters dropped before this batch because the host had not acknowledged enough (as subscribers count them). */
-  dropped: number;
-}
-
-/** A batch's text as subscribers get it: every line ends with `\n`; a lone `\r` starts a rewrite. */
-export function liveTextForSubscribers(parts: readonly string[]): string {
-  return joinCrlfToLf(parts);
-}
+/**
+ * Live output, engine → host on the data port. The text itself is in the shared ring (live-ring.ts):
+ * - `ring`: once, before the first record — the ring's memory;
+ * - `output`: records were published; the host drains the ring (`LiveRingReader.drain`).
+ *
+ * A record's text is sanitized output as subscribers get it: `\n` ends a line, and a lone `\r` starts a
+ * rewrite of the current line. The engine's sanitizer passes line ends on as the program wrote them
+ * (`\r\n` from a pty); a rewrite is always followed by the text that replaces the line, never by a
+ * line end, so `\r\n` is unambiguous and the engine turns it into `\n` as it writes a record.
+ */
+export type LiveOutputMessage = { type: 'ring'; buffer: SharedArrayBuffer } | { type: 'output' };
 
 /**
- * The engine stops sending live output while this many characters are unacknowledged (and counts
- * what it drops instead) …
+ * Host → engine on the data port: the host has read the ring down to the low watermark, which the
+ * paused engine asked to hear (`LiveRingWriter.requestResume`). The only message that flows back.
  */
-export const LIVE_HIGH_WATERMARK_CHARS = 1024 * 1024;
-/** … and resumes once the host has acknowledged all but this many. */
-export const LIVE_LOW_WATERMARK_CHARS = 256 * 1024;
-/**
- * The host acknowledges once it has processed this many characters since its last acknowledgement:
- * one message back per several batches, not one per batch (each message wakes the engine thread in the
- * middle of a flood). At most the low watermark, so a paused engine always resumes: once the host has
- * processed everything sent, what it has not acknowledged is below this.
- */
-export const LIVE_ACK_EVERY_CHARS = LIVE_LOW_WATERMARK_CHARS;
-
-/** An acknowledgement, host → engine: the host processed `chars` more characters. */
-export interface LiveOutputAck {
-  type: 'ack';
-  chars: number;
+export interface LiveOutputResume {
+  type: 'resume';
 }

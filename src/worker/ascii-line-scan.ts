@@ -17,8 +17,8 @@
  * undefined and callers use the regex.
  */
 
-import { instantiate, moduleBytes, splat, store } from '../shared/wasm-function.js';
 import type { LineFeeds } from './line-feeds.js';
+import { instantiate, moduleBytes, splat, store } from './wasm-function.js';
 
 /**
  * Characters copied and scanned per call; the input window holds this plus the padding. A window of

@@ -1,62 +1,61 @@
 /**
- * The data plane (SPEC §2): live output to host subscribers over a dedicated port, batched and
- * flow-controlled by acknowledgements. Nothing is sent while nobody subscribes. A subscriber that lags
- * (the host stopped acknowledging) makes the engine drop output — counting it — instead of buffering
- * without bound; the scrollback still holds everything.
+ * The data plane (SPEC §2): live output to host subscribers, batched into records of the shared ring
+ * (live-ring.ts) with a wake-up on the data port, and flow-controlled by the host's read position.
+ * Nothing is sent while nobody subscribes. A subscriber that lags (the host stopped reading) makes the
+ * engine drop output — counting it — instead of buffering without bound; the scrollback still holds
+ * everything.
  */
 import type { MessagePort } from 'node:worker_threads';
-import {
-  LIVE_HIGH_WATERMARK_CHARS,
-  LIVE_LOW_WATERMARK_CHARS,
-  type LiveOutputAck,
-  type LiveOutputMessage,
-} from '../shared/protocol.js';
+import { LIVE_HIGH_WATERMARK_BYTES, LIVE_LOW_WATERMARK_BYTES, LiveRingWriter } from '../shared/live-ring.js';
+import type { LiveOutputMessage, LiveOutputResume } from '../shared/protocol.js';
+import { utf8WithoutCrlf } from './crlf-to-lf.js';
 
-/** Batch window: one message per few ms of output, so a flood crosses the thread boundary in few messages. */
+/** Batch window: output becomes a record at most this long after it was read. */
 const BATCH_MS = 5;
-/** Flush early once a batch reaches this many characters. */
+/** A batch becomes a record early once it reaches this many characters (~15 reads of a flood). */
 const BATCH_MAX_CHARS = 64 * 1024;
 /**
- * A batch of at most this many pieces goes as they are (a flood's batch is ~15 reads); one of more,
- * small pieces from a general-route stream, is joined here, where that costs less than sending each.
+ * A batch of at most this many pieces is encoded piece by piece (a flood's batch is ~15 reads); one of
+ * more, small pieces from a general-route stream, is joined first, which costs less than a call each.
  */
 const MAX_BATCH_PARTS = 64;
 
-/** Batches sanitized output to the host while enabled. */
+/** Batches sanitized output into the live ring while enabled. */
 export class LiveOutputPublisher {
+  /** Created on the first subscription: a session nobody watches allocates no ring. */
+  private ring: LiveRingWriter | undefined;
   private enabled = false;
   private parts: string[] = [];
   private batchChars = 0;
-  private unacked = 0;
+  /** Whether every part of the batch is known to be ASCII (then it is copied, not encoded). */
+  private batchAscii = true;
+  /** Characters dropped since the last record (as subscribers count them). */
   private dropped = 0;
   private paused = false;
   private timer: NodeJS.Timeout | undefined;
   private disposed = false;
 
   constructor(private readonly port: MessagePort) {
-    port.on('message', (message: LiveOutputAck) => {
-      if (message?.type !== 'ack') return;
-      this.unacked = Math.max(0, this.unacked - message.chars);
-      if (this.paused && this.unacked <= LIVE_LOW_WATERMARK_CHARS) {
-        this.paused = false;
-        // Report the gap now, even if no further output comes to carry it.
-        if (this.dropped > 0) this.postBatch();
-      }
+    port.on('message', (message: LiveOutputResume) => {
+      // Report the gap now, even if no further output comes to carry it.
+      if (message?.type === 'resume' && this.paused && this.resumeIfRead()) this.publish();
     });
-    // Only ack traffic arrives here; it must not keep the engine thread alive on its own.
+    // Only resume messages arrive here; they must not keep the engine thread alive on their own.
     port.unref();
   }
 
-  /** Turns publishing on or off. Turning it off discards any pending batch and resets flow control. */
+  /** Turns publishing on or off. Turning it off discards any pending batch and the count of dropped output. */
   setEnabled(enabled: boolean): void {
     if (this.disposed) return;
+    if (enabled && this.ring === undefined) {
+      this.ring = new LiveRingWriter();
+      this.post({ type: 'ring', buffer: this.ring.buffer });
+    }
     this.enabled = enabled;
     if (!enabled) {
       clearTimeout(this.timer);
       this.timer = undefined;
-      this.parts = [];
-      this.batchChars = 0;
-      this.unacked = 0;
+      this.resetBatch();
       this.dropped = 0;
       this.paused = false;
     }
@@ -64,71 +63,89 @@ export class LiveOutputPublisher {
 
   /** Text of the current line. */
   text(s: string): void {
-    if (this.enabled) this.push(s);
+    if (this.enabled) this.push(s, false, s.length);
   }
 
   /** End of line. */
   newline(): void {
-    if (this.enabled) this.push('\n');
+    if (this.enabled) this.push('\n', true, 1);
   }
 
-  /**
-   * Several lines at once, `\n` or `\r\n` ending each. Sent as they are: the host turns CRLF into LF
-   * for subscribers (`liveTextForSubscribers`), off this thread, which must get back to reading.
-   */
-  textBlock(block: string): void {
-    if (!this.enabled) return;
-    if (this.paused)
-      this.dropped += block.length - crlfCount(block); // count as subscribers would
-    else this.push(block);
+  /** Several lines at once, `\n` or `\r\n` ending each; `ascii` when all of it is. */
+  textBlock(block: string, ascii: boolean): void {
+    if (this.enabled) this.push(block, ascii, -1);
   }
 
   /** Start of a rewrite of the current line. */
   rewriteLine(): void {
-    if (this.enabled) this.push('\r');
+    if (this.enabled) this.push('\r', true, 1);
   }
 
-  /** Sends what is pending and stops; idempotent. */
+  /** Publishes what is pending and stops; idempotent. */
   dispose(): void {
     if (this.disposed) return;
-    this.flush();
+    this.publish();
     this.disposed = true;
     this.enabled = false;
     clearTimeout(this.timer);
     this.port.close();
   }
 
-  private push(s: string): void {
-    if (this.paused) {
-      this.dropped += s.length;
+  /** `subscriberChars`: what `s` is to subscribers, -1 to count it (CRLF is one character to them). */
+  private push(s: string, ascii: boolean, subscriberChars: number): void {
+    if (this.paused && !this.resumeIfRead()) {
+      this.dropped += subscriberChars >= 0 ? subscriberChars : s.length - crlfCount(s);
       return;
     }
     this.parts.push(s);
     this.batchChars += s.length;
-    if (this.batchChars >= BATCH_MAX_CHARS) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), BATCH_MS);
+    if (!ascii) this.batchAscii = false;
+    if (this.batchChars >= BATCH_MAX_CHARS) this.publish();
+    else this.timer ??= setTimeout(this.publish, BATCH_MS);
   }
 
-  private flush(): void {
+  /** Publishes the batch (or only the count of dropped output) as one record, waking the host if it sleeps. */
+  private readonly publish = (): void => {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.disposed || this.batchChars === 0) return;
-    this.postBatch();
-    if (this.unacked >= LIVE_HIGH_WATERMARK_CHARS) this.paused = true;
+    const ring = this.ring;
+    if (this.disposed || ring === undefined || (this.batchChars === 0 && this.dropped === 0)) return;
+    const parts = this.parts.length <= MAX_BATCH_PARTS ? this.parts : [this.parts.join('')];
+    if (ring.append(utf8WithoutCrlf(parts, this.batchAscii), this.batchAscii, this.dropped)) {
+      this.dropped = 0;
+      if (ring.claimWake()) this.post({ type: 'output' });
+      if (ring.unread() >= LIVE_HIGH_WATERMARK_BYTES) this.pause(ring);
+    } else {
+      // No room (the host is behind): the batch is dropped, and counted.
+      for (const part of parts) this.dropped += part.length - crlfCount(part);
+      this.pause(ring);
+    }
+    this.resetBatch();
+  };
+
+  /** Stops publishing until the host has read down to the low watermark. */
+  private pause(ring: LiveRingWriter): void {
+    this.paused = true;
+    if (ring.requestResume()) {
+      // The host read it all in the meantime: no resume message will come.
+      this.paused = false;
+      if (this.dropped > 0) this.timer ??= setTimeout(this.publish, BATCH_MS);
+    }
   }
 
-  private postBatch(): void {
-    const parts = this.parts.length <= MAX_BATCH_PARTS ? this.parts : [this.parts.join('')];
-    const message: LiveOutputMessage = {
-      type: 'output',
-      parts,
-      chars: this.batchChars,
-      dropped: this.dropped,
-    };
+  /** Resumes when the host has read down to the low watermark; returns whether it did. */
+  private resumeIfRead(): boolean {
+    if (this.ring !== undefined && this.ring.unread() <= LIVE_LOW_WATERMARK_BYTES) this.paused = false;
+    return !this.paused;
+  }
+
+  private resetBatch(): void {
     this.parts = [];
-    this.unacked += this.batchChars;
     this.batchChars = 0;
-    this.dropped = 0;
+    this.batchAscii = true;
+  }
+
+  private post(message: LiveOutputMessage): void {
     this.port.postMessage(message);
   }
 }

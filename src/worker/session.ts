@@ -121,7 +121,7 @@ export class SessionCore {
       textBlock: (block, ascii, lineFeeds) => {
         this.scrollback.textBlock(block, ascii, lineFeeds);
         sendSink()?.textBlock(block);
-        this.live?.textBlock(block);
+        this.live?.textBlock(block, ascii);
       },
       osc: (payload) => sendSink()?.osc(payload),
     };

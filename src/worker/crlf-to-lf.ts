@@ -1,21 +1,25 @@
 /**
- * CRLF → LF for live output on the host (`liveTextForSubscribers`, protocol.ts). A flood's batches are
- * ~700 lines per 64 KiB, and every string method V8 offers does per-match work: a global regex replace
- * (or `replaceAll`, or split + join) costs 85–165 ms per 100 MiB, measured on fresh strings (V8 caches
- * regex results per subject string, so repeating one string measures far less). That was most of the
- * host thread's share of a flood with a subscriber.
+ * CRLF → LF for live output, on the engine thread as a batch is published into the live ring
+ * (live-output.ts, live-ring.ts): subscribers get LF line ends, and the host only decodes.
  *
- * Here an ASCII batch is copied into WebAssembly memory and compacted with SIMD: 16 bytes are stored
- * per step, and a step that holds a CRLF stores only up to the CR and resumes at the LF. Then one
- * Latin-1 decode makes the string. Text with characters beyond ASCII, text longer than the window, and
- * machines without WebAssembly SIMD take the regex.
+ * A flood's batches are ~700 lines per 64 KiB, and every string method V8 offers does per-match work: a
+ * global regex replace (or `replaceAll`, or split + join) costs 85–165 ms per 100 MiB, measured on
+ * fresh strings (V8 caches regex results per subject string, so repeating one string measures far
+ * less). Here the batch is copied into WebAssembly memory as UTF-8 and compacted with SIMD: 16 bytes
+ * are stored per step, and a step that holds a CRLF stores only up to the CR and resumes at the LF.
+ * CR and LF never occur inside a multi-byte character, so removing bytes there keeps the text valid.
+ * About 10 ms per 100 MiB, copies included. A batch too large for the window, and machines without
+ * WebAssembly SIMD, take the regex.
  */
 import { instantiate, moduleBytes, splat, uleb128 } from './wasm-function.js';
 
-/** Characters compacted in WebAssembly at most (a live batch is 64 KiB plus at most one read). */
-const WINDOW_CHARS = 256 * 1024;
+/**
+ * Bytes compacted in WebAssembly at most: a batch is 64 KiB plus at most one read (64 KiB), and text
+ * beyond ASCII may take up to 3 bytes a character.
+ */
+const WINDOW_BYTES = 512 * 1024;
 /** The input window, with room for the 17 zero bytes after the text that the last steps may load. */
-const INPUT_BYTES = WINDOW_CHARS + 32;
+const INPUT_BYTES = WINDOW_BYTES + 32;
 /** Where the compacted text goes (each step stores 16 bytes, so it may write 16 past the end). */
 const OUTPUT_AT = INPUT_BYTES;
 
@@ -55,19 +59,19 @@ interface Compactor {
   output: Buffer;
 }
 
-/** Instantiated on first use: only a host with a live subscriber needs it. Null: not available. */
+/** Instantiated on first use: only a session with a live subscriber needs it. Null: not available. */
 let compactor: Compactor | null | undefined;
 
 function getCompactor(): Compactor | null {
   if (compactor === undefined) {
-    const module = instantiate(moduleBytes(COMPACT_BODY, OUTPUT_AT + WINDOW_CHARS + 16));
+    const module = instantiate(moduleBytes(COMPACT_BODY, OUTPUT_AT + WINDOW_BYTES + 16));
     compactor =
       module === undefined
         ? null
         : {
             compact: module.fn,
             input: Buffer.from(module.memory, 0, INPUT_BYTES),
-            output: Buffer.from(module.memory, OUTPUT_AT, WINDOW_CHARS + 16),
+            output: Buffer.from(module.memory, OUTPUT_AT, WINDOW_BYTES + 16),
           };
   }
   return compactor;
@@ -75,28 +79,20 @@ function getCompactor(): Compactor | null {
 
 const CRLF = /\r\n/g;
 
-/** The pieces joined, every CRLF replaced by LF — also one split between two pieces (a lone CR or LF stays). */
-export function joinCrlfToLf(parts: readonly string[]): string {
+/**
+ * The UTF-8 bytes of the `parts` joined, every CRLF replaced by LF — also one split between two parts
+ * (a lone CR or LF stays). `ascii`: every part is ASCII, so it is copied rather than encoded. The
+ * result may be a view of memory that the next call overwrites.
+ */
+export function utf8WithoutCrlf(parts: readonly string[], ascii: boolean): Uint8Array {
   let chars = 0;
   for (const part of parts) chars += part.length;
-  const wasm = chars <= WINDOW_CHARS ? getCompactor() : null;
-  if (wasm !== null) {
-    let written = 0;
-    let ascii = true;
-    for (const part of parts) {
-      const bytes = wasm.input.write(part, written, 'utf8');
-      written += bytes;
-      // One byte per character exactly when the piece is ASCII (wider characters and lone surrogates
-      // take more; a copy cut short by the window's end has more bytes than the piece has characters).
-      if (bytes !== part.length) {
-        ascii = false;
-        break;
-      }
-    }
-    if (ascii) {
-      wasm.input.fill(0, written, written + 17); // no stale CR or LF beyond the end
-      return wasm.output.toString('latin1', 0, wasm.compact(written));
-    }
-  }
-  return (parts.length === 1 ? parts[0]! : parts.join('')).replace(CRLF, '\n');
+  // A UTF-16 code unit takes at most 3 bytes of UTF-8.
+  const wasm = (ascii ? chars : 3 * chars) <= WINDOW_BYTES ? getCompactor() : null;
+  if (wasm === null) return Buffer.from(parts.join('').replace(CRLF, '\n'), 'utf8');
+  const encoding = ascii ? 'latin1' : 'utf8';
+  let length = 0;
+  for (const part of parts) length += wasm.input.write(part, length, encoding);
+  wasm.input.fill(0, length, length + 17); // no stale CR or LF beyond the end
+  return wasm.output.subarray(0, wasm.compact(length));
 }

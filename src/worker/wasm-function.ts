@@ -1,7 +1,7 @@
 /**
  * The smallest WebAssembly modules: one exported function `(i32) -> i32` over one exported memory,
  * written as bytecode by hand. Used for the few SIMD loops that JavaScript cannot express fast
- * (ascii-line-scan.ts on the engine thread, crlf-to-lf.ts on the host). No toolchain, no binary blobs:
+ * (ascii-line-scan.ts and crlf-to-lf.ts, both on the engine thread). No toolchain, no binary blobs:
  * each body is a commented array of instructions next to the code that calls it.
  */
 
