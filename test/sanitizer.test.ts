@@ -309,6 +309,17 @@ describe('OutputSanitizer properties', () => {
     expect(withoutStyles('\x1b[2Kline')).toBeUndefined(); // erase in line is not a style
     expect(withoutStyles('cut \x1b[3')).toBeUndefined(); // the rest arrives later
     expect(withoutStyles('\x1b[1m\x1b[2K')).toBe('\x1b[2K'); // the scan then sends it the general way
+    // Not after a high surrogate, which the ESC keeps apart from what follows (found by the property
+    // above: stripping it made the session route hold a lone high half that push had sent on).
+    expect(withoutStyles('\uD83D\x1b[31m')).toBeUndefined();
+    expect(withoutStyles('a\uD83D\x1b[31m\x1b[0m\uDE00')).toBe('a\uD83D\x1b[31m\uDE00');
+    for (const chunks of [['\uD83D\x1b[31m'], ['x\uD83D\x1b[1m\r\n', '\uDE00'], ['\uD83D\x1b[31m\uDE00']]) {
+      const plain = run(chunks, 64);
+      const routed = run(chunks, 64, 'session');
+      expect(routed.materialized).toBe(plain.materialized);
+      expect(routed.pending).toBe(plain.pending);
+      expect(routed.textCalls).toBe(plain.textCalls);
+    }
   });
 
   it('never materializes ESC, CR or another control except TAB and LF', () => {

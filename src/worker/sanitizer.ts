@@ -108,10 +108,13 @@ const GROUND_BREAK = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)/g;
 
 /**
  * A complete SGR (`ESC [` parameters `m`): colors and text styles, which the state machine discards
- * whole — a CSI whose parameter bytes are digits, `;` or `:`. Nothing else matches.
+ * whole — a CSI whose parameter bytes are digits, `;` or `:`. Nothing else matches. Not one right after
+ * a high surrogate: removing it would join that half to what follows (a low half into a pair, or the
+ * chunk's end, where a lone high half is held for the next read), which the state machine never does,
+ * for the ESC ends the run of text there.
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the sequence starts with ESC
-const SGR = /\x1b\[[0-9;:]*m/g;
+const SGR = /\x1b(?<![\ud800-\udbff]\x1b)\[[0-9;:]*m/g;
 
 /**
  * `chunk` without its complete SGR sequences, or undefined when it holds none. A colored log is line
