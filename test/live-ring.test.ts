@@ -77,7 +77,7 @@ describe('live ring', () => {
     expect(drained(reader)).toEqual([[text, 3]]);
   });
 
-  it('reads only what was published when the read began', () => {
+  it('reads only what was published when the read began, and at most as many records as asked', () => {
     const writer = new LiveRingWriter();
     const reader = new LiveRingReader(writer.buffer);
     writer.append(utf8('one\n'), true, 0);
@@ -88,6 +88,12 @@ describe('live ring', () => {
     });
     expect(seen).toEqual(['one\n']);
     expect(drained(reader)).toEqual([['two\n', 0]]);
+    // At most `maxRecords` per call; the rest wait, in order.
+    for (const text of ['a', 'b', 'c']) writer.append(utf8(text), true, 0);
+    const first: string[] = [];
+    expect(reader.drain((text) => first.push(text), 2)).toBe(2);
+    expect(first).toEqual(['a', 'b']);
+    expect(drained(reader)).toEqual([['c', 0]]);
   });
 
   it('skips records undecoded without a subscriber, and still frees their space', () => {

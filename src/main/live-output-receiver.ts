@@ -17,11 +17,18 @@ import type { OutputChunk } from '../shared/types.js';
  * subscriber, which the engine already batches for 5 ms.
  */
 const READ_EVERY_MS = 5;
+/**
+ * Records handed to subscribers per turn of the event loop at most (a record is up to ~64 KiB): a host
+ * that fell behind catches up in turns, so a slow subscriber does not hold the harness's other work
+ * for the whole backlog at once.
+ */
+const RECORDS_PER_TURN = 8;
 
 /** Receives live output on a session's data port and delivers it to `deliver`. */
 export class LiveOutputReceiver {
   private ring: LiveRingReader | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private immediate: NodeJS.Immediate | undefined;
   private disposed = false;
 
   /**
@@ -42,23 +49,28 @@ export class LiveOutputReceiver {
   dispose(): void {
     this.disposed = true;
     clearTimeout(this.timer);
-    this.timer = undefined;
+    clearImmediate(this.immediate);
   }
 
   private readonly read = (): void => {
     clearTimeout(this.timer);
+    clearImmediate(this.immediate);
     this.timer = undefined;
+    this.immediate = undefined;
     const ring = this.ring;
     if (this.disposed || ring === undefined) return;
     const deliver = this.deliver();
-    const records = ring.drain(deliver === null ? undefined : (text, dropped) => deliver({ text, dropped }));
+    const records = ring.drain(
+      deliver === null ? undefined : (text, dropped) => deliver({ text, dropped }),
+      RECORDS_PER_TURN,
+    );
     if (ring.claimResume()) {
       const resume: LiveOutputResume = { type: 'resume' };
       this.port.postMessage(resume);
     }
-    if (records > 0 || !ring.trySleep()) {
-      // Live output alone must not keep the host process alive (the subscribed port does that).
-      this.timer = setTimeout(this.read, READ_EVERY_MS).unref();
-    }
+    // Live output alone must not keep the host process alive (the subscribed port does that).
+    if (records === RECORDS_PER_TURN)
+      this.immediate = setImmediate(this.read).unref(); // more may wait
+    else if (records > 0 || !ring.trySleep()) this.timer = setTimeout(this.read, READ_EVERY_MS).unref();
   };
 }

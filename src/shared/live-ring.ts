@@ -6,17 +6,18 @@
  * to sleep gets a wake-up message on the data port. So during a flood no message crosses at all.
  *
  * Why: posting a batch's strings costs the engine thread a structured-clone serialization and the host
- * a deserialization, ~100 and ~80 ms per 100 MiB measured with 64 KiB batches of 4 KiB strings, against
- * ~6 and ~26 ms for a copy into this ring and a decode out of it. And every message wakes the other
- * thread, which costs both sides 25–50 µs on this VM. On two shared CPUs all of that is taken from the
- * program writing the output (bench/README.md).
+ * a deserialization, ~100 and ~80 ms per 100 MiB measured with 64 KiB batches of 4 KiB strings. A copy
+ * into this ring costs the engine ~6 ms, and a decode out of it the host ~10–25 ms. And every message
+ * wakes the other thread, which costs both sides 25–50 µs on this VM. On two shared CPUs all of that
+ * is taken from the program writing the output (docs/decisions/0002-live-output-ring.md).
  *
  * Layout: a power-of-two number of record bytes, then four Int32 control slots. A record is a 12-byte
  * header (payload bytes, characters dropped before it, whether the payload is ASCII) and its payload,
  * padded to 4 bytes, and it may wrap around the end. The payload is text as subscribers get it, in
- * UTF-8: the engine has already turned CRLF into LF, so the host only decodes it. Positions are byte counters modulo 2^32, masked to the ring. The engine
- * alone writes records and WRITTEN; the host alone writes READ. Both slots are stored with `Atomics`
- * after the bytes they cover, which makes those bytes visible to the other thread.
+ * UTF-8: the engine has already turned CRLF into LF, so the host only decodes it. Positions are byte
+ * counters modulo 2^32, masked to the ring. The engine alone writes records and WRITTEN; the host
+ * alone writes READ. Both slots are stored with `Atomics` after the bytes they cover, which makes those
+ * bytes visible to the other thread.
  */
 
 /** Record space of a ring (a power of two). */
@@ -164,15 +165,16 @@ export class LiveRingReader {
   }
 
   /**
-   * Reads every record published before this call, in order, and frees each after `deliver` has had
-   * it; without `deliver` (nobody subscribes) records are skipped undecoded. Records published during the call wait for the next one: a
-   * producer that never stops cannot keep the host thread here. Returns the number of records read.
+   * Reads the records published before this call, in order, at most `maxRecords` of them, and frees
+   * each after `deliver` has had it; without `deliver` (nobody subscribes) records are skipped
+   * undecoded. Records published during the call wait for the next one: a producer that never stops
+   * cannot keep the host thread here. Returns the number of records read.
    */
-  drain(deliver?: (text: string, dropped: number) => void): number {
+  drain(deliver?: (text: string, dropped: number) => void, maxRecords = Number.POSITIVE_INFINITY): number {
     const { memory } = this;
     const end = Atomics.load(memory.control, WRITTEN);
     let records = 0;
-    for (; this.read !== end; records++) {
+    for (; this.read !== end && records < maxRecords; records++) {
       const start = this.read;
       const payload = memory.word(start);
       if (deliver !== undefined) {

@@ -48,7 +48,7 @@ export interface FaultPlan {
 export interface SessionTaskData {
   /** Control-plane port: the session is exposed on it with Comlink. */
   controlPort: MessagePort;
-  /** Data-plane port: live output batches flow out, acknowledgements flow in. */
+  /** Data-plane port: the live ring and wake-ups flow out, resume messages flow in (live-ring.ts). */
   dataPort: MessagePort;
   /** What to launch. */
   spec: SessionLaunchSpec;
@@ -84,7 +84,7 @@ export interface RemoteSessionApi {
   signal(signal: SignalName): Promise<SignalResult>;
   /** Whether the shell is alive. */
   status(): Promise<SessionStatus>;
-  /** Turns live output publishing on the data port on or off. */
+  /** Turns live output publishing (the data plane) on or off. */
   setLiveOutput(enabled: boolean): Promise<void>;
   /** Tears the session down; the Piscina task resolves afterwards. Retries if an earlier close failed. */
   close(reason: string): Promise<SessionOutcome>;
