@@ -13,8 +13,8 @@ import {
   LiveRingWriter,
 } from '../src/shared/live-ring.js';
 
-const HEADER_BYTES = 12;
-const recordBytes = (payload: number): number => (HEADER_BYTES + payload + 3) & ~3;
+const HEADER_BYTES = 16;
+const recordBytes = (payload: number): number => (HEADER_BYTES + payload + 7) & ~7;
 const utf8 = (text: string): Uint8Array => Buffer.from(text, 'utf8');
 const isAscii = (text: string): boolean => Buffer.byteLength(text, 'utf8') === text.length;
 
@@ -69,9 +69,9 @@ describe('live ring', () => {
   it('decodes a wide character split by the end of the ring', () => {
     const writer = new LiveRingWriter(64);
     const reader = new LiveRingReader(writer.buffer);
-    // 12 + 30 → 44 bytes; the next payload starts at byte 56 and wraps after 8 of its bytes.
-    expect(writer.append(utf8('x'.repeat(30)), true, 0)).toBe(true);
-    expect(drained(reader)).toEqual([['x'.repeat(30), 0]]);
+    // A 16-byte header and 24 bytes: the next header takes bytes 40–55, and its payload wraps after 8.
+    expect(writer.append(utf8('x'.repeat(24)), true, 0)).toBe(true);
+    expect(drained(reader)).toEqual([['x'.repeat(24), 0]]);
     const text = 'abcdefg日本'; // '日' takes bytes 7–9 of the payload: split at 8
     expect(writer.append(utf8(text), false, 3)).toBe(true);
     expect(drained(reader)).toEqual([[text, 3]]);

@@ -11,9 +11,11 @@
  * wakes the other thread, which costs both sides 25–50 µs on this VM. On two shared CPUs all of that
  * is taken from the program writing the output (docs/decisions/0002-live-output-ring.md).
  *
- * Layout: a power-of-two number of record bytes, then four Int32 control slots. A record is a 12-byte
+ * Layout: a power-of-two number of record bytes, then four Int32 control slots. A record is a 16-byte
  * header (payload bytes, characters dropped before it, whether the payload is ASCII) and its payload,
- * padded to 4 bytes, and it may wrap around the end. The payload is text as subscribers get it, in
+ * padded to 8 bytes, and it may wrap around the end. Payloads start 8-byte aligned because V8 copies
+ * into shared memory word by word only when source and target are aligned alike, and byte by byte
+ * otherwise: 4.5 against 39 ms per 100 MiB. The payload is text as subscribers get it, in
  * UTF-8: the engine has already turned CRLF into LF, so the host only decodes it. Positions are byte
  * counters modulo 2^32, masked to the ring. The engine alone writes records and WRITTEN; the host
  * alone writes READ. Both slots are stored with `Atomics` after the bytes they cover, which makes those
@@ -32,9 +34,12 @@ export const LIVE_LOW_WATERMARK_BYTES = 256 * 1024;
 
 /**
  * A record's header: payload bytes; characters dropped before the record (as subscribers count them);
- * 1 if the payload is ASCII (decoded as Latin-1, a plain copy), else 0.
+ * 1 if the payload is ASCII (decoded as Latin-1, a plain copy), else 0; a fourth word, unused, keeps
+ * the payload 8-byte aligned.
  */
-const HEADER_BYTES = 12;
+const HEADER_BYTES = 16;
+/** Records start at multiples of this (see the layout above). */
+const RECORD_ALIGN = 8;
 /** Control slots, after the records. */
 const CONTROL_SLOTS = 4;
 /** Bytes published by the engine (stored after the record it completes). */
@@ -83,9 +88,9 @@ class RingMemory {
   }
 }
 
-/** Byte counter `at` advanced past a record of `payload` bytes, padded to 4 (modulo 2^32, as an Int32). */
+/** Byte counter `at` advanced past a record of `payload` bytes, padded (modulo 2^32, as an Int32). */
 function afterRecord(at: number, payload: number): number {
-  return (at + HEADER_BYTES + payload + 3) & ~3;
+  return (at + HEADER_BYTES + payload + RECORD_ALIGN - 1) & -RECORD_ALIGN;
 }
 
 /** The engine's end of a ring. */
@@ -115,7 +120,7 @@ export class LiveRingWriter {
    */
   append(payload: Uint8Array, ascii: boolean, dropped: number): boolean {
     const { memory } = this;
-    if (HEADER_BYTES + payload.length + 3 > memory.capacity - this.unread()) return false;
+    if (afterRecord(0, payload.length) > memory.capacity - this.unread()) return false;
     const start = this.written;
     const position = (start + HEADER_BYTES) & memory.mask;
     const room = memory.capacity - position;
