@@ -11,9 +11,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
+import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
+import { LiveRingReader } from '../dist/shared/live-ring.js';
 import { LineFeeds } from '../dist/worker/line-feeds.js';
 import { LineRing } from '../dist/worker/line-ring.js';
 import { LineTextKind, lineTextKind } from '../dist/worker/line-text.js';
+import { LiveOutputPublisher } from '../dist/worker/live-output.js';
 import { OutputSanitizer, withoutStyles } from '../dist/worker/sanitizer.js';
 import { TerminalReplier } from '../dist/worker/terminal-replier.js';
 import { ensureLogFile } from './lib/data-file.mjs';
@@ -119,6 +122,27 @@ function coloredPass(styled) {
 const coloredStyledMs = perColoredMiB(await best(coloredPass(true)));
 const coloredGeneralMs = perColoredMiB(await best(coloredPass(false)));
 
+// Live output: the engine's share (batching, CRLF → LF, the copy into the ring), and the host's
+// (decoding the records into strings), as the difference of a pass that also decodes.
+const channel = new MessageChannel();
+const publisher = new LiveOutputPublisher(channel.port1);
+publisher.setEnabled(true);
+const liveReader = new LiveRingReader(receiveMessageOnPort(channel.port2).message.buffer);
+/** Publishes every read, the host side reading the ring every 32 reads (`decode`: into strings). */
+const livePass = (decode) => () => {
+  let chars = 0;
+  const deliver = decode ? (text) => (chars += text.length) : undefined;
+  texts.forEach((text, i) => {
+    publisher.textBlock(text, true);
+    if (i % 32 === 31) liveReader.drain(deliver);
+  });
+  liveReader.drain(deliver);
+};
+const liveEngineMs = await best(livePass(false));
+const liveHostMs = (await best(livePass(true))) - liveEngineMs;
+publisher.dispose();
+channel.port2.close();
+
 console.log(`decode (raw node-pty's share)  ${decodeMs.toFixed(1)} ms per 100 MiB`);
 console.log(
   `session pipeline               ${pipelineMs.toFixed(1)} ms per 100 MiB  (${(pipelineMs / decodeMs).toFixed(2)} × decode)`,
@@ -126,4 +150,7 @@ console.log(
 console.log(`  of which the scrollback      ${ringMs.toFixed(1)} ms per 100 MiB`);
 console.log(
   `colored log, session pipeline  ${coloredStyledMs.toFixed(1)} ms per 100 MiB  (state machine alone: ${coloredGeneralMs.toFixed(1)})`,
+);
+console.log(
+  `live output: engine thread     ${liveEngineMs.toFixed(1)} ms per 100 MiB; host thread ${liveHostMs.toFixed(1)} ms`,
 );
