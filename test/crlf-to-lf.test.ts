@@ -10,11 +10,11 @@ import { utf8WithoutCrlf } from '../src/worker/crlf-to-lf.js';
 const isAscii = (text: string): boolean => Buffer.byteLength(text, 'utf8') === text.length;
 
 /** The parts through the function, decoded (ASCII parts take the copying route). */
-const joinCrlfToLf = (parts: readonly string[]): string =>
+const decodedRecord = (parts: readonly string[]): string =>
   Buffer.from(utf8WithoutCrlf(parts, parts.every(isAscii))).toString('utf8');
 
 /** One text through the function (what a single-piece batch is). */
-const crlfToLf = (text: string): string => joinCrlfToLf([text]);
+const crlfToLf = (text: string): string => decodedRecord([text]);
 
 /** What subscribers must get: CRLF replaced, and (as UTF-8 does) a lone surrogate made U+FFFD. */
 const byRegex = (text: string): string => Buffer.from(text.replace(/\r\n/g, '\n'), 'utf8').toString('utf8');
@@ -44,15 +44,17 @@ describe('utf8WithoutCrlf', () => {
   it('joins pieces first: a CRLF split between two pieces is one line end, wide pieces anywhere', () => {
     fc.assert(
       fc.property(fc.array(text, { maxLength: 20 }), (parts) => {
-        expect(joinCrlfToLf(parts)).toBe(byRegex(parts.join('')));
+        expect(decodedRecord(parts)).toBe(byRegex(parts.join('')));
       }),
       { numRuns: 2000 },
     );
-    expect(joinCrlfToLf(['a\r', '\nb'])).toBe('a\nb');
+    expect(decodedRecord(['a\r', '\nb'])).toBe('a\nb');
     // A wide piece whose UTF-8 length happens to equal the characters of all pieces together.
-    expect(joinCrlfToLf(['日', '\r\n'])).toBe('日\n');
-    expect(joinCrlfToLf(['日', 'ab'])).toBe('日ab');
-    expect(joinCrlfToLf([])).toBe('');
+    expect(decodedRecord(['日', '\r\n'])).toBe('日\n');
+    expect(decodedRecord(['日', 'ab'])).toBe('日ab');
+    // A surrogate pair split between two pieces is one character.
+    expect(decodedRecord(['a\ud83d', '\ude00\r\n'])).toBe('a😀\n');
+    expect(decodedRecord([])).toBe('');
   });
 
   it('handles a CRLF at every place of the 16-byte steps, and texts past the window', () => {

@@ -38,9 +38,11 @@ describe('live ring', () => {
       },
       { weight: 1, arbitrary: fc.constant('drain' as const) },
     );
+    // Where the byte counters start: 0, and just before they pass 2^31 and 2^32 (held as Int32).
+    const origin = fc.constantFrom(0, 2 ** 31 - 96, 2 ** 32 - 96);
     fc.assert(
-      fc.property(fc.array(operation, { maxLength: 60 }), (operations) => {
-        const writer = new LiveRingWriter(capacity);
+      fc.property(fc.array(operation, { maxLength: 60 }), origin, (operations, start) => {
+        const writer = new LiveRingWriter(capacity, start);
         const reader = new LiveRingReader(writer.buffer);
         const pending: [string, number][] = [];
         let unread = 0;
@@ -64,6 +66,17 @@ describe('live ring', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('carries a count of dropped characters beyond 32 bits', () => {
+    const writer = new LiveRingWriter(256);
+    const reader = new LiveRingReader(writer.buffer);
+    for (const dropped of [2 ** 31 + 5, 2 ** 32 + 7, 3 * 2 ** 40]) writer.append(utf8('z'), true, dropped);
+    expect(drained(reader)).toEqual([
+      ['z', 2 ** 31 + 5],
+      ['z', 2 ** 32 + 7],
+      ['z', 3 * 2 ** 40],
+    ]);
   });
 
   it('decodes a wide character split by the end of the ring', () => {

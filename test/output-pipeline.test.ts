@@ -165,7 +165,7 @@ describe('live output (data plane)', () => {
     const sub = session.onOutput((chunk) => {
       delivered += chunk.text.length;
       dropped += chunk.dropped;
-      // A slow subscriber: it blocks the host for a while on every batch, so acknowledgements lag.
+      // A slow subscriber: it blocks the host for a while on every batch, so the host's reading lags.
       const until = Date.now() + 50;
       while (Date.now() < until) {
         /* busy */
@@ -175,7 +175,8 @@ describe('live output (data plane)', () => {
       text: 'head -c 30000000 /dev/zero | tr "\\0" "x" | fold -w 100',
     }).done;
     expect(result).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
-    // Let the host catch up: the engine reports the last gap as soon as acknowledgements resume.
+    // Let the host catch up: once it has read down to the low watermark, it tells the engine, which
+    // reports the last gap.
     await new Promise((resolve) => setTimeout(resolve, 500));
     sub.dispose();
     expect(dropped).toBeGreaterThan(0);

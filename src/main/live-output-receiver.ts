@@ -45,11 +45,18 @@ export class LiveOutputReceiver {
     });
   }
 
-  /** Stops reading; idempotent. The caller closes the port. */
+  /**
+   * Reads what is left, all of it, and stops; idempotent. The caller closes the port. Called when the
+   * session has closed (or its thread died): the engine wrote its last batch as it closed, and neither
+   * a wake-up nor the read timer may come in time for it.
+   */
   dispose(): void {
+    if (this.disposed) return;
     this.disposed = true;
     clearTimeout(this.timer);
     clearImmediate(this.immediate);
+    const deliver = this.deliver();
+    this.ring?.drain(deliver === null ? undefined : (text, dropped) => deliver({ text, dropped }));
   }
 
   private readonly read = (): void => {

@@ -177,7 +177,7 @@ export class RemoteSession implements TerminalSession {
       try {
         listener(chunk);
       } catch {
-        // A throwing subscriber must not break delivery to the others or the acknowledgements.
+        // A throwing subscriber must not break delivery to the others, nor the ring's reading.
       }
     }
   };
@@ -185,8 +185,8 @@ export class RemoteSession implements TerminalSession {
   private release(): void {
     if (this.released) return;
     this.released = true;
+    this.liveOutput.dispose(); // hands the session's last output to the subscribers
     this.listeners.clear();
-    this.liveOutput.dispose();
     this.parts.controlPort.close();
     this.parts.dataPort.close();
     this.parts.onClosed(this.id);

@@ -33,9 +33,9 @@ export const LIVE_HIGH_WATERMARK_BYTES = 1024 * 1024;
 export const LIVE_LOW_WATERMARK_BYTES = 256 * 1024;
 
 /**
- * A record's header: payload bytes; characters dropped before the record (as subscribers count them);
- * 1 if the payload is ASCII (decoded as Latin-1, a plain copy), else 0; a fourth word, unused, keeps
- * the payload 8-byte aligned.
+ * A record's header, four words: payload bytes; characters dropped before the record (as subscribers
+ * count them), low 32 bits; 1 if the payload is ASCII (decoded as Latin-1, a plain copy), else 0; the
+ * dropped characters' high bits (a host stopped for a minute during a flood can miss more than 2^32).
  */
 const HEADER_BYTES = 16;
 /** Records start at multiples of this (see the layout above). */
@@ -99,9 +99,15 @@ export class LiveRingWriter {
   /** Bytes published (this thread's copy of WRITTEN). */
   private written = 0;
 
-  /** A new ring with `capacity` bytes of record space (a power of two; smaller only in tests). */
-  constructor(capacity = LIVE_RING_BYTES) {
+  /**
+   * A new ring with `capacity` bytes of record space (a power of two; smaller only in tests). `origin`:
+   * where the byte counters start, a multiple of 8 — 0 but in tests of their wrap-around.
+   */
+  constructor(capacity = LIVE_RING_BYTES, origin = 0) {
     this.memory = new RingMemory(new SharedArrayBuffer(capacity + 4 * CONTROL_SLOTS));
+    this.written = origin | 0;
+    Atomics.store(this.memory.control, WRITTEN, this.written);
+    Atomics.store(this.memory.control, READ, this.written);
   }
 
   /** The shared memory, for the host's {@link LiveRingReader}. */
@@ -130,8 +136,9 @@ export class LiveRingWriter {
       memory.bytes.set(payload.subarray(room), 0);
     }
     memory.setWord(start, payload.length);
-    memory.setWord(start + 4, dropped);
+    memory.setWord(start + 4, (dropped % 2 ** 32) | 0);
     memory.setWord(start + 8, ascii ? 1 : 0);
+    memory.setWord(start + 12, Math.floor(dropped / 2 ** 32));
     this.written = afterRecord(start, payload.length);
     Atomics.store(memory.control, WRITTEN, this.written); // publishes the bytes written above
     return true;
@@ -163,16 +170,17 @@ export class LiveRingWriter {
 export class LiveRingReader {
   private readonly memory: RingMemory;
   /** Bytes read (this thread's copy of READ). */
-  private read = 0;
+  private read: number;
 
   constructor(buffer: SharedArrayBuffer) {
     this.memory = new RingMemory(buffer);
+    this.read = Atomics.load(this.memory.control, READ);
   }
 
   /**
    * Reads the records published before this call, in order, at most `maxRecords` of them, and frees
-   * each after `deliver` has had it; without `deliver` (nobody subscribes) records are skipped
-   * undecoded. Records published during the call wait for the next one: a producer that never stops
+   * each after `deliver` has had it (`deliver` must not throw: a record it threw on is read again);
+   * without `deliver` (nobody subscribes) records are skipped undecoded. Records published during the call wait for the next one: a producer that never stops
    * cannot keep the host thread here. Returns the number of records read.
    */
   drain(deliver?: (text: string, dropped: number) => void, maxRecords = Number.POSITIVE_INFINITY): number {
@@ -184,7 +192,7 @@ export class LiveRingReader {
       const payload = memory.word(start);
       if (deliver !== undefined) {
         const text = this.text(start + HEADER_BYTES, payload, memory.word(start + 8) === 1);
-        deliver(text, memory.word(start + 4));
+        deliver(text, (memory.word(start + 4) >>> 0) + memory.word(start + 12) * 2 ** 32);
       }
       this.read = afterRecord(start, payload);
       Atomics.store(memory.control, READ, this.read); // the acknowledgement: the engine may reuse the space

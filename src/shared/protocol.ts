@@ -1,6 +1,7 @@
 /**
  * The wire between the host thread and an engine thread: what a session task receives, the Comlink
- * control-plane interface it exposes, and the data-plane messages. Nothing else crosses the boundary.
+ * control-plane interface it exposes, and the data-plane messages. Besides these, only the live-output
+ * ring's shared memory crosses the boundary; its record layout is in live-ring.ts.
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { EngineConfig } from './config.js';

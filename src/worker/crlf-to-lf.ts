@@ -80,11 +80,13 @@ function getCompactor(): Compactor | null {
 const CRLF = /\r\n/g;
 
 /**
- * The UTF-8 bytes of the `parts` joined, every CRLF replaced by LF — also one split between two parts
- * (a lone CR or LF stays). `ascii`: every part is ASCII, so it is copied rather than encoded. The
+ * The UTF-8 bytes of the `pieces` joined, every CRLF replaced by LF — also one split between two pieces
+ * (a lone CR or LF stays). `ascii`: every piece is ASCII, so it is copied rather than encoded. The
  * result may be a view of memory that the next call overwrites.
  */
-export function utf8WithoutCrlf(parts: readonly string[], ascii: boolean): Uint8Array {
+export function utf8WithoutCrlf(pieces: readonly string[], ascii: boolean): Uint8Array {
+  // Wide pieces are joined first: a surrogate pair split between two must be encoded as one character.
+  const parts = ascii || pieces.length === 1 ? pieces : [pieces.join('')];
   let chars = 0;
   for (const part of parts) chars += part.length;
   // A UTF-16 code unit takes at most 3 bytes of UTF-8.

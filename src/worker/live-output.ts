@@ -37,8 +37,13 @@ export class LiveOutputPublisher {
 
   constructor(private readonly port: MessagePort) {
     port.on('message', (message: LiveOutputResume) => {
+      const ring = this.ring;
+      if (message?.type !== 'resume' || !this.paused || ring === undefined) return;
       // Report the gap now, even if no further output comes to carry it.
-      if (message?.type === 'resume' && this.paused && this.resumeIfRead()) this.publish();
+      if (this.resumeIfRead()) this.publish();
+      // A late answer to an earlier request (the engine resumed on its own and paused again since, and
+      // the host took the new request for the old one): ask again, or nobody would answer this pause.
+      else this.pause(ring);
     });
     // Only resume messages arrive here; they must not keep the engine thread alive on their own.
     port.unref();
@@ -87,6 +92,7 @@ export class LiveOutputPublisher {
     this.publish();
     this.disposed = true;
     this.enabled = false;
+    this.ring = undefined; // the host keeps the memory as long as it reads it
     clearTimeout(this.timer);
     this.port.close();
   }

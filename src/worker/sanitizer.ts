@@ -41,7 +41,7 @@ export interface SanitizerSink {
    * the CR of a `\r\n`), then `text(rest)`. A CR occurs only directly before an LF; never ESC or another
    * control except TAB; always at least one `\n`. (Blocks keep their CRLFs: normalizing them would
    * copy every byte of a flood, and every sink handles them — the scrollback stores them as they are,
-   * the live stream leaves them to the host.)
+   * and live output turns them into LF in the same pass that copies a batch into its ring.)
    * The block is a fresh string or at least half of the chunk it was cut from, so a sink may keep it
    * (or slices of it) without pinning much more memory than it holds.
    * `ascii` is true when the block is known to be ASCII (a line-text chunk), so a sink that encodes it
