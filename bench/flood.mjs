@@ -42,10 +42,12 @@ const IDLE_REFERENCE_MS = 1_000;
  * inline → raw, …), so no path always runs right after the same other one. Round 1
  * runs on fresh engine threads (cold JIT, empty heap) and is reported on its own; the throughput target
  * is judged on the later rounds (more of them, because this machine's throughput varies ±20 % from one
- * flood to the next), where each engine path floods a new session on the engine it used
- * before — as a long-lived harness does, and as the raw baseline runs on the already-warm host thread.
+ * flood to the next, and whole rounds sometimes slow every path at once), where each engine path floods
+ * a new session on the engine it used before — as a long-lived harness does, and as the raw baseline
+ * runs on the already-warm host thread. 12 rounds: with 8, a run's ratio still strayed ±0.05 from the
+ * mean of many runs.
  */
-const ROUNDS_FULL = 8;
+const ROUNDS_FULL = 12;
 const ROUNDS_QUICK = 2;
 /** The paths, in the order round 1 runs them (later rounds rotate it). */
 const PATHS = ['raw', 'engine', 'live', 'inline'];
