@@ -50,6 +50,7 @@ function fakeEnvironment(
     status: () => ({ kind: 'running' }),
     output: new OutputWindow(new LineRing({ maxLines: 1_000, maxBytes: 65_536 })),
     flushOutput: () => undefined,
+    lastReplyAt: () => Number.NEGATIVE_INFINITY,
     ...overrides,
   };
   return env;
@@ -214,6 +215,27 @@ describe('SendOperation races', () => {
     op.newline();
     op.endOfChunk();
     expect((await op.done).waitReason).toBe('stdin_read');
+  });
+
+  it('a stdin wait right after a terminal reply was written is proven only once the reader had time to take it', async () => {
+    // The program asked the terminal something and blocks on stdin; our reply is written but not yet
+    // read (the pty's flush work and the scheduler lag under load). Its state looks like a stdin wait.
+    let current = sample(200, [thread(200, 'not_waiting', 6)]);
+    let replyAt = Number.NEGATIVE_INFINITY;
+    const op = new SendOperation(fakeEnvironment({ current: () => current, lastReplyAt: () => replyAt }), {
+      text: 'ask-the-terminal',
+      submit: true,
+    });
+    ops.push(op);
+    await op.start(); // the baseline: the program running
+    current = sample(200, [thread(200, 'waiting', 7)]);
+    op.text('\x1b[6n');
+    replyAt = performance.now();
+    op.endOfChunk();
+    const started = replyAt;
+    const result = await op.done;
+    expect(result.waitReason).toBe('stdin_read');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(30);
   });
 
   it('evidence from before the write is discarded at the write boundary', async () => {

@@ -48,6 +48,15 @@ const QUIET_PROBE_MS = 1;
 const LARGE_WRITE_BYTES = 2048;
 /** Confirm window for prompt evidence when input may be pending. */
 const PENDING_INPUT_CONFIRM_MS = 15;
+/**
+ * A stdin wait is not proven within this long after a terminal reply was written. A program that asked
+ * the terminal something (`read -sdR -p $'\e[6n'`) sits blocked on stdin until the reply reaches it, and
+ * that takes the kernel's pty flush work and a turn of the scheduler: under load, more than the stdin
+ * confirmation's quiet. With 2 sessions flooding on a 2-CPU machine, 34 of 25 004 such sends settled
+ * before the reply was read; with this grace, 0 of 16 410. Only a program that reads a reply and then
+ * waits silently pays it (its output, if any, moves readiness on anyway).
+ */
+const REPLY_GRACE_MS = 30;
 
 /** What a send needs from its session. */
 export interface SendEnvironment {
@@ -70,6 +79,8 @@ export interface SendEnvironment {
   readonly output: OutputWindow;
   /** Processes output already read from the pty but not yet through the pipeline. */
   flushOutput(): void;
+  /** When the terminal replier last wrote a reply into the pty (`performance.now()` ms; -Infinity: never). */
+  lastReplyAt(): number;
 }
 
 /** Options of one send. */
@@ -446,6 +457,13 @@ export class SendOperation {
     if (proven) {
       // A prompt settles at once; a stdin wait (and a prompt after a large write) is confirmed after a
       // short quiet: same thread, same group, still blocked, did not run, no new output.
+      const sinceReply = performance.now() - this.env.lastReplyAt();
+      if (verdict.kind === 'stdin_wait' && sinceReply < REPLY_GRACE_MS) {
+        // Maybe blocked only until our own reply arrives: look again once it has had time to.
+        this.confirm = undefined;
+        this.scheduleProbe(REPLY_GRACE_MS - sinceReply);
+        return;
+      }
       const needsConfirm = verdict.kind === 'stdin_wait' || this.inputMayBePending;
       const pending = this.confirm;
       const confirmed =

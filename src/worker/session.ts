@@ -82,6 +82,8 @@ export class SessionCore {
   private readonly exited: Promise<void>;
   private markExited!: () => void;
   private closing = false;
+  /** When the replier last wrote a terminal reply (readiness gives the reader time to take it). */
+  private lastReplyAt = Number.NEGATIVE_INFINITY;
   private closeAttempt: Promise<SessionOutcome> | undefined;
   private failTeardowns: number;
   private resolveFinished!: (outcome: SessionOutcome) => void;
@@ -161,7 +163,9 @@ export class SessionCore {
       cols: spec.cols,
       rows: spec.rows,
       reply: (data: string) => {
-        if (this.exitStatus.kind === 'running') this.term?.write(data);
+        if (this.exitStatus.kind !== 'running') return;
+        this.term?.write(data);
+        this.lastReplyAt = performance.now();
       },
     });
     // One deadline covers the whole startup, however many phases the dialect needs (SPEC §8).
@@ -488,6 +492,7 @@ export class SessionCore {
       status: () => this.exitStatus,
       output: this.outputWindow,
       flushOutput: () => this.processAllOutput(),
+      lastReplyAt: () => this.lastReplyAt,
     };
   }
 
