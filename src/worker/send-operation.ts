@@ -53,7 +53,7 @@ const PENDING_INPUT_CONFIRM_MS = 15;
  * the terminal something (`read -sdR -p $'\e[6n'`) sits blocked on stdin until the reply reaches it, and
  * that takes the kernel's pty flush work and a turn of the scheduler: under load, more than the stdin
  * confirmation's quiet. With 2 sessions flooding on a 2-CPU machine, 34 of 25 004 such sends settled
- * before the reply was read; with this grace, 0 of 16 410. Only a program that reads a reply and then
+ * before the reply was read; with this grace, 0 of 16 756. Only a program that reads a reply and then
  * waits silently pays it (its output, if any, moves readiness on anyway).
  */
 const REPLY_GRACE_MS = 30;
