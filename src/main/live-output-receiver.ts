@@ -55,8 +55,7 @@ export class LiveOutputReceiver {
     this.disposed = true;
     clearTimeout(this.timer);
     clearImmediate(this.immediate);
-    const deliver = this.deliver();
-    this.ring?.drain(deliver === null ? undefined : (text, dropped) => deliver({ text, dropped }));
+    this.ring?.drain(this.subscribers());
   }
 
   private readonly read = (): void => {
@@ -66,11 +65,7 @@ export class LiveOutputReceiver {
     this.immediate = undefined;
     const ring = this.ring;
     if (this.disposed || ring === undefined) return;
-    const deliver = this.deliver();
-    const records = ring.drain(
-      deliver === null ? undefined : (text, dropped) => deliver({ text, dropped }),
-      RECORDS_PER_TURN,
-    );
+    const records = ring.drain(this.subscribers(), RECORDS_PER_TURN);
     if (ring.claimResume()) {
       const resume: LiveOutputResume = { type: 'resume' };
       this.port.postMessage(resume);
@@ -80,4 +75,10 @@ export class LiveOutputReceiver {
       this.immediate = setImmediate(this.read).unref(); // more may wait
     else if (records > 0 || !ring.trySleep()) this.timer = setTimeout(this.read, READ_EVERY_MS).unref();
   };
+
+  /** What the ring hands records to: the subscribers, or nothing (records skipped) when there are none. */
+  private subscribers(): ((text: string, dropped: number) => void) | undefined {
+    const deliver = this.deliver();
+    return deliver === null ? undefined : (text, dropped) => deliver({ text, dropped });
+  }
 }

@@ -97,7 +97,7 @@ function afterRecord(at: number, payload: number): number {
 export class LiveRingWriter {
   private readonly memory: RingMemory;
   /** Bytes published (this thread's copy of WRITTEN). */
-  private written = 0;
+  private written: number;
 
   /**
    * A new ring with `capacity` bytes of record space (a power of two; smaller only in tests). `origin`:

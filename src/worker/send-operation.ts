@@ -457,8 +457,9 @@ export class SendOperation {
     if (proven) {
       // A prompt settles at once; a stdin wait (and a prompt after a large write) is confirmed after a
       // short quiet: same thread, same group, still blocked, did not run, no new output.
-      const sinceReply = performance.now() - this.env.lastReplyAt();
-      if (verdict.kind === 'stdin_wait' && sinceReply < REPLY_GRACE_MS) {
+      const sinceReply =
+        verdict.kind === 'stdin_wait' ? performance.now() - this.env.lastReplyAt() : Infinity;
+      if (sinceReply < REPLY_GRACE_MS) {
         // Maybe blocked only until our own reply arrives: look again once it has had time to.
         this.confirm = undefined;
         this.scheduleProbe(REPLY_GRACE_MS - sinceReply);
