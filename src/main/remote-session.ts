@@ -81,7 +81,7 @@ export class RemoteSession implements TerminalSession {
 
   startSend(request: SendRequest): SendOperation {
     const sendId = this.nextSendId++;
-    const text = request.text;
+    const text = request.text ?? '';
     const submit = request.submit ?? true;
     const signal = request.signal;
     const started = this.call(() => this.remote.startSend(sendId, text, submit));

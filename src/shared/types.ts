@@ -13,9 +13,19 @@ export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access'
 export type WaitReason =
   /** Proven: the shell is back at its own prompt, or the foreground group is blocked reading the terminal. */
   | 'stdin_read'
-  /** Not proven: no output for `idleSilenceMs` (the command may still be running). */
+  /**
+   * Not proven finished: the wait bound passed while the foreground was observed running or sleeping,
+   * not reading the terminal. The command goes on; wait again with a send without input.
+   */
+  | 'running'
+  /** The send's `waitFor` expression matched its output (the command may still be running). */
+  | 'pattern'
+  /**
+   * Not proven: no pty bytes for `idleSilenceMs` where the probes cannot see (no exact tier, a prompt
+   * read some way the probes do not know, or a relay such as `ssh`/`script`/`tmux`).
+   */
   | 'inferred_idle'
-  /** Not proven: `timeoutMs` passed (the command may still be running). */
+  /** Not proven: the wait bound passed and the foreground state could not be read. */
   | 'timeout'
   /** The shell exited or the session was closed. */
   | 'session_exit';
@@ -60,14 +70,32 @@ export interface SpawnOptions {
   sandbox?: SandboxSelection;
 }
 
-/** One send: text typed into the terminal. */
+/**
+ * One send: text typed into the terminal, then a wait for readiness. Without `text` (and `keys`) the
+ * send writes nothing and only waits: how a model keeps waiting for a command that is still running.
+ */
 export interface SendRequest {
-  /** Text to type. */
-  text: string;
-  /** Press Enter after the text (default true). */
+  /** Text to type (optional: no input = wait only). */
+  text?: string;
+  /** Press Enter after the text (default true; ignored without text). */
   submit?: boolean;
-  /** Aborting cancels the send: a real SIGINT to the foreground process group. */
+  /** This send's wait bound in ms (default config `timeoutMs`, at most `maxTimeoutMs`). */
+  timeoutMs?: number;
+  /**
+   * Settle with `pattern` once this regular expression (RE2 syntax, linear time) matches a completed
+   * line of the send's output or its current partial line, e.g. `Listening on|ready in`.
+   */
+  waitFor?: string;
+  /** Aborting ends only the wait: the send settles as `running`, nothing is signalled. */
   signal?: AbortSignal;
+}
+
+/** What holds the terminal's foreground when a send settles. */
+export interface ForegroundProcess {
+  /** Host pid of the foreground group's leader (or of the reader seen on the terminal). */
+  pid: number;
+  /** Its command name (`bash`, `python3`, `vim`). */
+  command: string;
 }
 
 /** What a settled send returns (SPEC §4.2). */
@@ -80,6 +108,8 @@ export interface TerminalSendResult {
   exitCode?: number;
   /** Shell working directory, from the prompt marker (only when the shell's prompt settled it). */
   cwd?: string;
+  /** What holds the terminal when the send settled (`bash` at its prompt, `python3` at `>>>`). */
+  foreground?: ForegroundProcess;
   /** Whether the shell is still alive. */
   sessionStatus: SessionStatus;
   /** True when `viewport` dropped older output to stay within `maxReadBytes`. */

@@ -7,6 +7,10 @@ import type { SessionStatus, WaitReason } from '../../shared/types.js';
 /** What each wait reason tells the model to do next; proven readiness needs no comment. */
 const WAIT_HINTS: Record<WaitReason, string> = {
   stdin_read: '',
+  running:
+    ' the command is still running (the wait bound of this send passed). Keep waiting with terminal_send' +
+    ' without text, or stop it with terminal_signal SIGINT.',
+  pattern: ' the waitFor pattern matched; the command may still be running.',
   inferred_idle:
     ' not proven finished: output stopped, but the command may still be running or waiting for input.' +
     ' Check with terminal_read before relying on it, or stop it with terminal_signal SIGINT.',

@@ -35,7 +35,7 @@ export const terminalSend = defineTool({
   }),
   output: z.strictObject({
     output: z.string(),
-    waitReason: z.enum(['stdin_read', 'inferred_idle', 'timeout', 'session_exit']),
+    waitReason: z.enum(['stdin_read', 'running', 'pattern', 'inferred_idle', 'timeout', 'session_exit']),
     exitCode: z.number().int().optional(),
     cwd: z.string().optional(),
     sessionStatus: sessionStatusOutput,
