@@ -7,13 +7,14 @@
  * /sys/fs/cgroup) or the configured `cgroupRoot`, and `<pid>.<starttime>` names the engine process, so
  * a successor can tell that the owner of a leftover directory is dead and sweep it.
  *
- * Detect, don't assume: a home is used only once a probe proved that a child cgroup can be created
- * there, has `cgroup.kill`, `cgroup.freeze` and `cgroup.events`, and can be joined by a process the
- * way the session launcher joins it. Otherwise sessions fall back to process-tree teardown.
+ * Detect, don't assume: a home is used only once a probe proved that the engine's cgroup can be
+ * created there, has `cgroup.kill`, `cgroup.freeze` and `cgroup.events`, and can be joined by a process
+ * the way the session launcher joins it. Otherwise sessions fall back to process-tree teardown.
  */
 import { execFile } from 'node:child_process';
 import {
   accessSync,
+  existsSync,
   constants as fsConstants,
   mkdirSync,
   readdirSync,
@@ -48,10 +49,10 @@ export const JOIN_FAILED_EXIT_CODE = 125;
 const LAUNCHER_SCRIPT = `echo 0 > "$1" || exit ${JOIN_FAILED_EXIT_CODE}; shift; exec "$@"`;
 /** `$0` of the launcher, as `ps` shows it for the instant before the exec. */
 const LAUNCHER_NAME = 'agent-pty-launch';
-/** Poll period while waiting for a killed cgroup to empty (SIGKILL lands within ms). */
+/** Longest poll period while waiting for a killed cgroup to empty; polls start at 1 ms and double. */
 const POLL_MS = 5;
 /** Bound on a killed cgroup emptying: longer means a process stuck in uninterruptible sleep (D). */
-export const CGROUP_EMPTY_TIMEOUT_MS = 2_000;
+const CGROUP_EMPTY_TIMEOUT_MS = 2_000;
 /** Attempts at creating a child cgroup while another thread may remove an empty engine directory. */
 const CREATE_ATTEMPTS = 3;
 
@@ -78,14 +79,7 @@ export class SessionCgroup {
 
   /** `argv` wrapped in the launcher that joins this cgroup before it execs `argv`. */
   launcherArgv(argv: readonly string[]): string[] {
-    return [
-      LAUNCHER_SHELL,
-      '-c',
-      LAUNCHER_SCRIPT,
-      LAUNCHER_NAME,
-      path.join(this.dir, 'cgroup.procs'),
-      ...argv,
-    ];
+    return launcherArgv(this.dir, argv);
   }
 
   /**
@@ -124,7 +118,9 @@ export async function prepareCgroupHome(rootOverride?: string): Promise<CgroupHo
     if (self === undefined) return undefined;
     await sweepStaleCgroups(home);
     const engineDir = path.join(home, engineDirName(self));
-    return (await probe(engineDir)) ? new CgroupHome(engineDir) : undefined;
+    if (await probe(engineDir)) return new CgroupHome(engineDir);
+    removeIfEmpty(engineDir);
+    return undefined;
   } catch {
     // Anything unexpected about cgroupfs means: no container, process-tree teardown.
     return undefined;
@@ -134,10 +130,8 @@ export async function prepareCgroupHome(rootOverride?: string): Promise<CgroupHo
 /**
  * Kills and removes every `agent-pty.<pid>.<starttime>` directory under `home` whose engine process
  * is gone (pid not alive with that start time). A live engine's directory is never touched.
- * Returns how many were swept.
  */
-export async function sweepStaleCgroups(home: string): Promise<number> {
-  let swept = 0;
+async function sweepStaleCgroups(home: string): Promise<void> {
   for (const entry of listDirs(home)) {
     const match = ENGINE_DIR_PATTERN.exec(entry);
     if (match === null) continue;
@@ -149,16 +143,14 @@ export async function sweepStaleCgroups(home: string): Promise<number> {
       await killCgroup(dir, CGROUP_EMPTY_TIMEOUT_MS);
       for (const child of listDirs(dir)) rmdirIgnoringGone(path.join(dir, child));
       rmdirIgnoringGone(dir);
-      swept++;
     } catch {
       // A concurrent sweep (another engine thread) or a stuck process: the next start tries again.
     }
   }
-  return swept;
 }
 
 /** `agent-pty.<pid>.<starttime>` of an engine process. */
-export function engineDirName(engine: ProcessIdentity): string {
+function engineDirName(engine: ProcessIdentity): string {
   return `agent-pty.${engine.pid}.${engine.startTime}`;
 }
 
@@ -166,7 +158,7 @@ export function engineDirName(engine: ProcessIdentity): string {
  * This process's own cgroup v2 directory: the `0::<path>` line of /proc/self/cgroup, under the
  * cgroup2 mount (from /proc/self/mountinfo) whose root contains it. `undefined` without one.
  */
-export function ownCgroupDir(): string | undefined {
+function ownCgroupDir(): string | undefined {
   const own = readText('/proc/self/cgroup')
     ?.split('\n')
     .find((line) => line.startsWith('0::'))
@@ -214,28 +206,34 @@ function isCgroup2(dir: string): boolean {
 }
 
 /**
- * Proves the home usable: a probe cgroup under `engineDir` has every required file, and a launcher
- * run with a no-op argv joins it and exits 0. Removes the probe cgroup either way.
+ * Proves the home usable: the engine directory (created if needed) has every required kernel file,
+ * and a launcher run with a no-op argv joins it and exits 0. The probe joins the engine directory
+ * itself rather than a cgroup of its own, so a thread terminated mid-probe leaves no directory behind
+ * but its (empty) engine directory, which the next close in this process or our successor's sweep
+ * removes.
  */
 async function probe(engineDir: string): Promise<boolean> {
-  const dir = makeChildCgroup(engineDir, `probe-${threadId}`);
-  if (dir === undefined) return false;
-  const cgroup = new SessionCgroup(dir, engineDir);
-  try {
-    if (!REQUIRED_FILES.every((name) => isWritable(path.join(dir, name)))) return false;
-    const [file, ...args] = cgroup.launcherArgv([LAUNCHER_SHELL, '-c', ':']);
+  for (let attempt = 1; attempt <= CREATE_ATTEMPTS; attempt++) {
+    try {
+      mkdirSync(engineDir, { recursive: true });
+    } catch {
+      return false;
+    }
+    if (!REQUIRED_FILES.every((name) => isWritable(path.join(engineDir, name)))) return false;
+    const [file, ...args] = launcherArgv(engineDir, [LAUNCHER_SHELL, '-c', ':']);
     const joined = await new Promise<boolean>((resolve) => {
       execFile(file!, args, (error) => resolve(error === null));
     });
-    return joined;
-  } finally {
-    try {
-      await cgroup.kill();
-      cgroup.remove();
-    } catch {
-      // A probe cgroup that cannot be removed is left for the sweep of our successor.
-    }
+    if (joined) return true;
+    // A close on another thread removed the then-empty engine directory before the join: retry.
+    if (existsSync(engineDir)) return false;
   }
+  return false;
+}
+
+/** `argv` wrapped in the launcher that joins the cgroup `dir` before it execs `argv`. */
+function launcherArgv(dir: string, argv: readonly string[]): string[] {
+  return [LAUNCHER_SHELL, '-c', LAUNCHER_SCRIPT, LAUNCHER_NAME, path.join(dir, 'cgroup.procs'), ...argv];
 }
 
 /** Creates `<parent>/<name>` (and `parent` if needed); `undefined` on failure. */
@@ -263,6 +261,9 @@ async function killCgroup(dir: string, timeoutMs: number): Promise<void> {
   writeIfPresent(path.join(dir, 'cgroup.freeze'), '1');
   writeIfPresent(path.join(dir, 'cgroup.kill'), '1');
   const deadline = performance.now() + timeoutMs;
+  // SIGKILL usually lands well within a millisecond: start polling fast so a close does not wait a
+  // full period for nothing.
+  let period = 1;
   while (populated(events) === true) {
     if (performance.now() >= deadline) {
       const members = readText(path.join(dir, 'cgroup.procs'))?.trim().split('\n').join(', ');
@@ -271,7 +272,8 @@ async function killCgroup(dir: string, timeoutMs: number): Promise<void> {
         `cgroup ${dir} still holds processes ${timeoutMs} ms after cgroup.kill: ${members}`,
       );
     }
-    await delay(POLL_MS);
+    await delay(period);
+    period = Math.min(period * 2, POLL_MS);
   }
 }
 
