@@ -336,6 +336,44 @@ describe('the launcher joins the cgroup before it runs the argv', () => {
   });
 });
 
+describe('a launcher that cannot join its cgroup never runs the shell', () => {
+  let root: string | undefined;
+
+  afterEach(() => {
+    if (root === undefined) return;
+    // Children first: the engine directory's keeper and any session cgroup, then the engine dir.
+    for (const engineDir of readdirSync(root).filter((name) => name.startsWith('agent-pty.'))) {
+      const dir = path.join(root, engineDir);
+      for (const child of readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory())) {
+        rmdirSync(path.join(dir, child.name));
+      }
+      rmdirSync(dir);
+    }
+    rmdirSync(root);
+    root = undefined;
+  });
+
+  itCgroup('a session cgroup that cannot be joined fails the spawn with CONTAINMENT_FAILED', async () => {
+    root = path.join(CGROUP_HOME!, `agent-pty-test-join.${process.pid}`);
+    mkdirSync(root);
+    const engine = await testEngine({ ...ENGINE, cgroupRoot: root });
+    const first = await engine.spawn({ cwd: workspace });
+    expect((await first.status()).containment).toBe('cgroup');
+    const engineDir = path.dirname(cgroupOf(first.pid));
+    // Keep the engine directory when the session closes, then make it a threaded cgroup: every new
+    // session cgroup below it is then "domain invalid", which no process can join.
+    mkdirSync(path.join(engineDir, 'keep'));
+    await first.close();
+    writeFileSync(path.join(engineDir, 'cgroup.type'), 'threaded');
+    await expect(engine.spawn({ cwd: workspace })).rejects.toMatchObject({ code: 'CONTAINMENT_FAILED' });
+    expect(
+      readdirSync(engineDir, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name),
+    ).toEqual(['keep']);
+  });
+});
+
 describe('where no cgroup can be made, sessions fall back to process-tree teardown', () => {
   it('cgroupRoot that is not a cgroup: containment process-tree, close still kills the tree', async () => {
     const engine = await testEngine({ ...ENGINE, cgroupRoot: workspace });
