@@ -266,9 +266,17 @@ describe.runIf(process.platform === 'linux')('close leaves nothing alive', () =>
     const [left] = tagged((await run(session, 'sleep 1000 & echo BG=$!')).viewport, 'BG');
     const exit = await session.startSend({ text: 'exit 3' }).done;
     expect(exit.waitReason).toBe('session_exit');
-    expect(exit.sessionStatus).toEqual({ kind: 'exited', exitCode: 3, signal: null });
+    expect(exit.sessionStatus).toEqual({
+      kind: 'exited',
+      exitCode: 3,
+      signal: null,
+      containment: expect.any(String),
+    });
     const outcome = await session.close('done');
-    expect(outcome).toEqual({ status: { kind: 'exited', exitCode: 3, signal: null }, reason: 'done' });
+    expect(outcome).toEqual({
+      status: { kind: 'exited', exitCode: 3, signal: null, containment: expect.any(String) },
+      reason: 'done',
+    });
     expectNothingLeft(session, [left!]);
   });
 

@@ -47,7 +47,7 @@ function fakeEnvironment(
     drainReplies: async () => undefined,
     writeInput: async () => 'written',
     interrupt: () => SHELL.pgrp,
-    status: () => ({ kind: 'running' }),
+    status: () => ({ kind: 'running', containment: 'process-tree' }),
     output: new OutputWindow(new LineRing({ maxLines: 1_000, maxBytes: 65_536 })),
     flushOutput: () => undefined,
     lastReplyAt: () => Number.NEGATIVE_INFINITY,

@@ -153,8 +153,9 @@ describe('readiness: fallbacks and exit', () => {
     const session = await engine.spawn();
     const result = await session.startSend({ text: 'exit 3' }).done;
     expect(result.waitReason).toBe('session_exit');
-    expect(result.sessionStatus).toEqual({ kind: 'exited', exitCode: 3, signal: null });
-    expect(await session.status()).toEqual({ kind: 'exited', exitCode: 3, signal: null });
+    const exited = { kind: 'exited', exitCode: 3, signal: null, containment: expect.any(String) };
+    expect(result.sessionStatus).toEqual(exited);
+    expect(await session.status()).toEqual(exited);
     await session.close();
   });
 });

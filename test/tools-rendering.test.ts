@@ -95,6 +95,7 @@ describe('terminal_open', () => {
       type: 'shell',
       pid,
       status: { kind: 'running' },
+      containment: 'process-tree',
       motd: 'fake motd',
     });
   });
@@ -137,7 +138,7 @@ describe('terminal_send', () => {
       viewport: 'logout\n',
       waitReason: 'session_exit',
       exitCode: undefined,
-      sessionStatus: { kind: 'exited', exitCode: 3, signal: null },
+      sessionStatus: { kind: 'exited', exitCode: 3, signal: null, containment: 'process-tree' },
     });
     const outcome = await ok('terminal_send', { sessionId: id, text: 'exit 3' });
     expect(outcome.text).toMatch(
@@ -262,6 +263,7 @@ describe('terminal_signal, terminal_close, terminal_list', () => {
           type: 'shell',
           pid,
           status: { kind: 'running' },
+          containment: 'process-tree',
           sandbox: { mode: 'workspace-write', workspaceRoot: workspace },
           closing: false,
         },

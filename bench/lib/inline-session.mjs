@@ -51,6 +51,7 @@ export class InlineSession {
       rows: resolved.rows,
       cols: resolved.cols,
       config: resolved,
+      pidNamespace: false,
     };
     const core = new SessionCore(spec, clock);
     const info = core.launch();

@@ -10,7 +10,13 @@ import { Piscina } from 'piscina';
 import { installErrorTransfer, portEndpoint } from '../shared/comlink-bridge.js';
 import { type EngineConfig, type EngineConfigInput, resolveEngineConfig } from '../shared/config.js';
 import { TerminalBackendCleanupError, TerminalError } from '../shared/errors.js';
-import type { FaultPlan, RemoteSessionApi, SessionLaunchSpec, SessionTaskData } from '../shared/protocol.js';
+import type {
+  EngineWorkerData,
+  FaultPlan,
+  RemoteSessionApi,
+  SessionLaunchSpec,
+  SessionTaskData,
+} from '../shared/protocol.js';
 import type { SandboxProvider } from '../shared/sandbox.js';
 import type { PtyEngine, SpawnOptions, TerminalSession } from '../shared/types.js';
 import { HostExitGuard } from './host-exit-guard.js';
@@ -92,6 +98,8 @@ class Engine implements PtyEngine, EngineInternals {
       idleTimeout: THREAD_IDLE_TIMEOUT_MS,
       concurrentTasksPerWorker: SESSIONS_PER_THREAD,
       ...(resourceLimits === undefined ? {} : { resourceLimits }),
+      // Each engine thread finds its cgroup home (and sweeps a dead predecessor's cgroups) at start.
+      workerData: { cgroupRoot: config.cgroupRoot } satisfies EngineWorkerData,
     });
     // A worker error with no task attached would otherwise be an unhandled 'error' event.
     this.pool.on('error', () => undefined);
@@ -154,6 +162,8 @@ class Engine implements PtyEngine, EngineInternals {
       rows: options.rows ?? this.config.rows,
       cols: options.cols ?? this.config.cols,
       config: this.config,
+      // Confined modes run the shell in the sandbox's own PID namespace (bubblewrap's --unshare-pid).
+      pidNamespace: selection !== undefined && selection.mode !== 'danger-full-access',
       ...(this.faults === undefined ? {} : { faults: this.faults }),
     };
 

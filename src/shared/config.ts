@@ -26,6 +26,12 @@ export const engineConfigSchema = z
     timeoutMs: positiveInt.default(30_000),
     disposeGraceMs: nonNegativeInt.default(3_000),
     threads: positiveInt.max(64).default(1),
+    /**
+     * cgroup v2 directory under which session cgroups are created (default: this process's own
+     * cgroup). A directory where no usable cgroup can be created makes sessions fall back to
+     * process-tree teardown (docs/teardown.md).
+     */
+    cgroupRoot: z.string().min(1).optional(),
   })
   .superRefine((config, ctx) => {
     if (config.maxReadBytes > config.scrollbackMaxBytes) {

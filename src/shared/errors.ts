@@ -37,6 +37,8 @@ export type TerminalErrorCode =
   | 'MODE_CHANGE_FENCED'
   /** Teardown could not verify that every process of the session is gone. */
   | 'CLEANUP_FAILED'
+  /** The shell's launcher could not join the session's cgroup; the shell was never run (uncontained). */
+  | 'CONTAINMENT_FAILED'
   /** The operation was aborted by the caller. */
   | 'ABORTED'
   /** An invariant broke inside the engine; this is a bug. */

@@ -18,6 +18,12 @@ import type {
   TerminalSendResult,
 } from './types.js';
 
+/** What every engine thread of a pool receives at start (Piscina's `workerData`). */
+export interface EngineWorkerData {
+  /** Config `cgroupRoot`: where session cgroups go (default: the process's own cgroup). */
+  cgroupRoot: string | undefined;
+}
+
 /** Everything the engine thread needs to start one shell. */
 export interface SessionLaunchSpec {
   /** Engine-unique id, for error messages. */
@@ -35,6 +41,8 @@ export interface SessionLaunchSpec {
   cols: number;
   /** Validated engine configuration. */
   config: EngineConfig;
+  /** True when `argv` runs the shell in a PID namespace of its own (a confined sandbox mode). */
+  pidNamespace: boolean;
   /** Test-only fault injection (see `FaultPlan`). */
   faults?: FaultPlan;
 }

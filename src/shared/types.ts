@@ -33,8 +33,16 @@ export type WaitReason =
 /** Names of the signals `session.signal()` delivers. */
 export type SignalName = 'SIGINT' | 'SIGTERM' | 'SIGKILL' | 'SIGTSTP' | 'SIGHUP';
 
-/** Whether the shell is still alive. */
-export type SessionStatus =
+/**
+ * What holds a session's processes so that close kills all of them (SPEC §4.6, docs/teardown.md):
+ * - `cgroup`: a cgroup v2 of its own, killed as a whole (`cgroup.kill`); a daemonizing descendant dies too;
+ * - `pid-namespace`: the sandbox's PID namespace (confined modes);
+ * - `process-tree`: neither; teardown kills the pty child's tree and POSIX session.
+ */
+export type Containment = 'pid-namespace+cgroup' | 'cgroup' | 'pid-namespace' | 'process-tree';
+
+/** Whether the shell is still alive, and what contains the session's processes. */
+export type SessionStatus = (
   | { kind: 'running' }
   | {
       kind: 'exited';
@@ -42,7 +50,11 @@ export type SessionStatus =
       exitCode: number | null;
       /** Signal that ended the shell, when one did. */
       signal: string | null;
-    };
+    }
+) & {
+  /** The session's containment, fixed at launch. */
+  containment: Containment;
+};
 
 /** The sandbox a session runs under, fixed for the life of its terminal. */
 export interface SandboxSelection {

@@ -4,19 +4,27 @@
  * outcome once the session is closed. Live output goes out on the data port.
  */
 import * as Comlink from 'comlink';
+import { workerData } from 'piscina';
 import { installErrorTransfer, portEndpoint } from '../shared/comlink-bridge.js';
 import { TerminalError } from '../shared/errors.js';
-import type { RemoteSessionApi, SessionTaskData } from '../shared/protocol.js';
+import type { EngineWorkerData, RemoteSessionApi, SessionTaskData } from '../shared/protocol.js';
 import type { SessionOutcome } from '../shared/types.js';
+import { prepareCgroupHome } from './cgroup.js';
 import { LiveOutputPublisher } from './live-output.js';
 import { SessionCore } from './session.js';
 
 installErrorTransfer();
 
+/**
+ * Where this thread's sessions get their cgroups, found (and a dead predecessor's cgroups swept) once
+ * when the thread starts; `undefined` when none can be made (sessions use process-tree teardown).
+ */
+const cgroupHome = prepareCgroupHome((workerData as EngineWorkerData | undefined)?.cgroupRoot);
+
 /** Piscina entry point: one call = one session, resolving when it is closed. */
 export default async function runSessionTask(data: SessionTaskData): Promise<SessionOutcome> {
   const live = new LiveOutputPublisher(data.dataPort);
-  const session = new SessionCore(data.spec, live);
+  const session = new SessionCore(data.spec, live, await cgroupHome);
   const api: RemoteSessionApi = {
     launch: async () => session.launch(),
     awaitStartup: () => session.awaitStartup(),

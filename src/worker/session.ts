@@ -12,6 +12,7 @@ import { TerminalError } from '../shared/errors.js';
 import type { ProcessIdentity } from '../shared/proc-stat.js';
 import type { LaunchInfo, SessionLaunchSpec } from '../shared/protocol.js';
 import type {
+  Containment,
   ReadRequest,
   ReadResult,
   SendOutputDelta,
@@ -21,6 +22,7 @@ import type {
   SignalResult,
   TerminalSendResult,
 } from '../shared/types.js';
+import { type CgroupHome, JOIN_FAILED_EXIT_CODE, type SessionCgroup } from './cgroup.js';
 import { buildShellEnvironment } from './environment.js';
 import { LineFeeds } from './line-feeds.js';
 import { LineRing } from './line-ring.js';
@@ -80,7 +82,9 @@ export class SessionCore {
   private startupDeadline = 0;
   private active: { id: number; op: SendOperation } | undefined;
   private readonly settledSends = new Map<number, SendOperation>();
-  private exitStatus: SessionStatus = { kind: 'running' };
+  private exitStatus: SessionStatus = { kind: 'running', containment: 'process-tree' };
+  /** The session's cgroup (SPEC §4.6), when one could be created; removed by a successful close. */
+  private cgroup: SessionCgroup | undefined;
   private readonly exited: Promise<void>;
   private markExited!: () => void;
   private closing = false;
@@ -93,6 +97,8 @@ export class SessionCore {
   constructor(
     private readonly spec: SessionLaunchSpec,
     private readonly live?: LiveOutputPublisher,
+    /** Where this thread creates session cgroups; without one the session uses process-tree teardown. */
+    private readonly cgroupHome?: CgroupHome,
   ) {
     const { config } = spec;
     this.scrollback = new LineRing({ maxLines: config.scrollbackLines, maxBytes: config.scrollbackMaxBytes });
@@ -135,7 +141,7 @@ export class SessionCore {
   launch(): LaunchInfo {
     if (this.term !== undefined) throw new TerminalError('INTERNAL', 'session already launched');
     const { spec } = this;
-    const [file, ...args] = spec.argv;
+    const file = spec.argv[0];
     if (file === undefined) throw new TerminalError('SPAWN_FAILED', 'empty argv');
     const env = buildShellEnvironment(
       process.env,
@@ -143,10 +149,21 @@ export class SessionCore {
       spec.dialect === 'bash' ? bashMarkerVariables(this.nonce) : PWSH_VARIABLES,
     );
     if (spec.dialect === 'pwsh') for (const name of BASH_MARKER_VARIABLES) delete env[name];
+    // The launcher joins the cgroup before it execs the argv: a child forked before a move would escape.
+    this.cgroup = this.cgroupHome?.createSession(spec.id);
+    this.exitStatus = { kind: 'running', containment: containmentOf(spec.pidNamespace, this.cgroup) };
+    const [spawnFile, ...spawnArgs] = this.cgroup?.launcherArgv(spec.argv) ?? spec.argv;
     let term: pty.IPty;
     try {
-      term = pty.spawn(file, args, { name: 'dumb', cols: spec.cols, rows: spec.rows, cwd: spec.cwd, env });
+      term = pty.spawn(spawnFile!, spawnArgs, {
+        name: 'dumb',
+        cols: spec.cols,
+        rows: spec.rows,
+        cwd: spec.cwd,
+        env,
+      });
     } catch (error) {
+      this.removeEmptyCgroup();
       throw new TerminalError('SPAWN_FAILED', `could not start ${file}: ${String(error)}`, { cause: error });
     }
     this.term = term;
@@ -230,6 +247,17 @@ export class SessionCore {
     }
     if (result.waitReason === 'session_exit') {
       const status = this.exitStatus;
+      if (
+        this.cgroup !== undefined &&
+        status.kind === 'exited' &&
+        status.exitCode === JOIN_FAILED_EXIT_CODE
+      ) {
+        // Never run uncontained: the launcher refused to exec the shell outside its cgroup.
+        throw new TerminalError(
+          'CONTAINMENT_FAILED',
+          `the shell's launcher could not join its cgroup ${this.cgroup.dir}: ${result.viewport.slice(-500)}`,
+        );
+      }
       const detail = status.kind === 'exited' ? ` (code ${status.exitCode}, signal ${status.signal})` : '';
       throw new TerminalError(
         'SPAWN_EXITED',
@@ -342,19 +370,39 @@ export class SessionCore {
   private async runClose(reason: string): Promise<SessionOutcome> {
     const op = this.active?.op ?? this.startup;
     op?.stopReadiness();
+    const kill = this.killFunction();
+    // Fault injection swallows every kill of the attempt, the container's included.
+    const killContainer = kill === undefined ? this.containerKill() : undefined;
     if (this.root !== undefined) {
-      await teardownProcessTree(this.root, {
-        graceMs: this.spec.config.disposeGraceMs,
-        kill: this.killFunction(),
-      });
+      await teardownProcessTree(this.root, { graceMs: this.spec.config.disposeGraceMs, kill, killContainer });
       await this.waitForExitEvent();
+    } else {
+      await killContainer?.(); // a launch that failed after the cgroup was made
     }
+    if (killContainer !== undefined) this.cgroup?.remove();
     op?.sessionExited();
     this.replier?.dispose();
     this.live?.dispose();
     const outcome: SessionOutcome = { status: this.exitStatus, reason };
     this.resolveFinished(outcome);
     return outcome;
+  }
+
+  /** The cgroup kill for `teardownProcessTree`, when the session has a cgroup. */
+  private containerKill(): (() => Promise<void>) | undefined {
+    const cgroup = this.cgroup;
+    return cgroup === undefined ? undefined : () => cgroup.kill();
+  }
+
+  /** Removes a cgroup nothing was started in (a failed spawn); a leftover is swept by a successor. */
+  private removeEmptyCgroup(): void {
+    try {
+      this.cgroup?.remove();
+    } catch {
+      // Not empty after all: close() kills and removes it.
+      return;
+    }
+    this.cgroup = undefined;
   }
 
   private killFunction(): ((pid: number, signal: NodeJS.Signals) => void) | undefined {
@@ -441,6 +489,7 @@ export class SessionCore {
       kind: 'exited',
       exitCode: signal ? null : exitCode,
       signal: signal ? signalName(signal) : null,
+      containment: this.exitStatus.containment,
     };
     this.markExited();
     if (this.closing) return; // close() settles the send after its teardown
@@ -450,7 +499,10 @@ export class SessionCore {
     void (async () => {
       if (root !== undefined) {
         try {
-          await teardownProcessTree(root, { graceMs: this.spec.config.disposeGraceMs });
+          await teardownProcessTree(root, {
+            graceMs: this.spec.config.disposeGraceMs,
+            killContainer: this.containerKill(),
+          });
         } catch {
           // Leftovers that survive here are retried by close(), which reports the failure.
         }
@@ -541,6 +593,12 @@ function isCloseOnExec(fd: number): boolean {
   }
   const flags = /^flags:\s*([0-7]+)$/m.exec(info)?.[1];
   return flags !== undefined && (Number.parseInt(flags, 8) & FDINFO_CLOEXEC) !== 0;
+}
+
+/** The containment a session gets from its sandbox's PID namespace and its cgroup. */
+function containmentOf(pidNamespace: boolean, cgroup: SessionCgroup | undefined): Containment {
+  if (cgroup === undefined) return pidNamespace ? 'pid-namespace' : 'process-tree';
+  return pidNamespace ? 'pid-namespace+cgroup' : 'cgroup';
 }
 
 function signalName(signal: number): string {

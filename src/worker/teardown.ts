@@ -1,6 +1,6 @@
 /**
  * Process-tree teardown of one session (SPEC §4.6): everything under the pty child dies, the pty
- * child last, and nothing outside the child's tree or session is ever signalled.
+ * child last (or all at once, by the container kill), and nothing outside the child's tree or session (or its cgroup) is ever signalled.
  *
  * Sequence:
  * 1. Freeze the root (SIGSTOP) so a shell running a loop cannot replace killed children while the
@@ -13,6 +13,9 @@
  *    (SIG_IGN before and after the send: the kernel discarded the signal) is not waited for — an
  *    interactive bash inside a sandbox is such a process, and waiting for it would turn every close
  *    into the slow path.
+ * 3a. With a container (the session's cgroup, SPEC §4.6): freeze it, `cgroup.kill`, wait until it is
+ *    empty. This is what kills a descendant that left the tree and the session (a daemon started in a
+ *    SIGTERM trap during step 3, `setsid -f`); the steps below then find nothing left to kill.
  * 4. SIGKILL, in rounds until nothing is left: the union of captured survivors and a fresh scan
  *    (re-parenting cannot hide a process; children forked during the grace are found). Verify every
  *    identity is gone or a zombie, else throw CLEANUP_FAILED naming the survivors.
@@ -49,6 +52,12 @@ export interface TeardownOptions {
   kill?: (pid: number, signal: NodeJS.Signals) => void;
   /** How long SIGKILLed processes may take to die before teardown fails (default 2 000 ms). */
   verifyTimeoutMs?: number;
+  /**
+   * Kills the session's container (its cgroup: freeze, `cgroup.kill`, wait until empty), run right
+   * after the SIGTERM grace. The SIGKILL rounds that follow then only verify; they still cover a
+   * session without a container.
+   */
+  killContainer?: () => Promise<void>;
 }
 
 /** What a teardown did. */
@@ -91,6 +100,7 @@ export async function teardownProcessTree(
     if (frozen) await pollUntil(() => stoppedOrDead(root), FREEZE_WAIT_MS, 1);
     const captured = captureTree(root);
     const terminated = await terminate(captured, signals, options.graceMs);
+    await options.killContainer?.();
     const killed = await killSurvivors(root, captured, signals, verifyTimeoutMs);
     const rootKilled = await stopRoot(root, signals, verifyTimeoutMs);
     // Last sweep of the session: anything the root forked before it stopped (or before it died, if

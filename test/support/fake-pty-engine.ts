@@ -51,7 +51,7 @@ export class FakeSession implements TerminalSession {
   script: FakeSendScript = (request) => ({ viewport: `ran: ${request.text}`, exitCode: 0 });
   /** Scrollback lines served by `read`. */
   lines: string[] = ['line 0', 'line 1', 'line 2'];
-  status_: SessionStatus = { kind: 'running' };
+  status_: SessionStatus = { kind: 'running', containment: 'process-tree' };
   closed = false;
   private active = false;
 
@@ -124,7 +124,7 @@ export class FakeSession implements TerminalSession {
       throw new TerminalError('CLEANUP_FAILED', `fake teardown of ${this.id} failed`);
     }
     this.closed = true;
-    this.status_ = { kind: 'exited', exitCode: null, signal: 'SIGKILL' };
+    this.status_ = { kind: 'exited', exitCode: null, signal: 'SIGKILL', containment: 'process-tree' };
     return { status: this.status_, reason };
   }
 }

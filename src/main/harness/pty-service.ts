@@ -143,7 +143,8 @@ async function readStatus(session: TerminalSession): Promise<SessionStatus> {
   } catch (threadGone) {
     // Listings and spawn results must still render; the dead session is exited for every purpose.
     void threadGone;
-    return { kind: 'exited', exitCode: null, signal: null };
+    // Its containment is unknown now; the host-exit guard killed it by process tree.
+    return { kind: 'exited', exitCode: null, signal: null, containment: 'process-tree' };
   }
 }
 

@@ -1,5 +1,6 @@
 /** Zod schema pieces shared by several tools: the session id argument and the status/snapshot shapes. */
 import { z } from 'zod';
+import type { SessionStatus } from '../../shared/types.js';
 import { SANDBOX_MODES } from '../harness/sandbox-policy.js';
 
 /** The `sessionId` argument. */
@@ -18,6 +19,15 @@ export const sessionStatusOutput = z.discriminatedUnion('kind', [
   }),
 ]);
 
+/** What contains a session's processes (SPEC §4.6); reported beside `status`, not inside it. */
+export const containmentOutput = z.enum(['pid-namespace+cgroup', 'cgroup', 'pid-namespace', 'process-tree']);
+
+/** A session status as tool results carry it: `{ kind, exitCode?, signal? }` without the containment. */
+export function statusOutput(status: SessionStatus): z.infer<typeof sessionStatusOutput> {
+  const { containment: _reportedBeside, ...rest } = status;
+  return rest;
+}
+
 /** One session as `terminal_list` reports it. */
 export const sessionSnapshotOutput = z.strictObject({
   sessionId: z.string(),
@@ -25,6 +35,7 @@ export const sessionSnapshotOutput = z.strictObject({
   type: z.string(),
   pid: z.number().int(),
   status: sessionStatusOutput,
+  containment: containmentOutput,
   sandbox: z.strictObject({ mode: z.enum(SANDBOX_MODES), workspaceRoot: z.string() }).optional(),
   closing: z.boolean(),
 });

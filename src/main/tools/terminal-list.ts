@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { PtySessionSnapshot } from '../harness/pty-service.js';
 import { renderSession } from './render.js';
-import { sessionSnapshotOutput } from './schemas.js';
+import { sessionSnapshotOutput, statusOutput } from './schemas.js';
 import { defineTool } from './tool.js';
 
 /** Lists the caller's sessions. */
@@ -21,7 +21,12 @@ export const terminalList = defineTool({
       sessions.length === 0
         ? 'No open terminal sessions. Start one with terminal_open.'
         : sessions.map(renderSnapshot).join('\n');
-    return { text, json: { sessions } };
+    const json = sessions.map((session) => ({
+      ...session,
+      status: statusOutput(session.status),
+      containment: session.status.containment,
+    }));
+    return { text, json: { sessions: json } };
   },
 });
 

@@ -1,9 +1,9 @@
-/** `terminal_open {type?, name?, cwd?}` → `{ sessionId, name?, type, pid, status, motd }`. */
+/** `terminal_open {type?, name?, cwd?}` → `{ sessionId, name?, type, pid, status, containment, motd }`. */
 import { z } from 'zod';
 import { DEFAULT_BACKEND_TYPE } from '../harness/plugins/pty-local.js';
 import { renderSession } from './render.js';
 import { capTail } from './result-cap.js';
-import { sessionStatusOutput } from './schemas.js';
+import { containmentOutput, sessionStatusOutput, statusOutput } from './schemas.js';
 import { DEFAULT_MAX_RESULT_BYTES, defineTool } from './tool.js';
 
 /** Longest accepted session name: a label, not a document. */
@@ -44,6 +44,7 @@ export const terminalOpen = defineTool({
     type: z.string(),
     pid: z.number().int(),
     status: sessionStatusOutput,
+    containment: containmentOutput,
     motd: z.string(),
   }),
   async run(args, ctx) {
@@ -74,7 +75,8 @@ export const terminalOpen = defineTool({
         ...(opened.name === undefined ? {} : { name: opened.name }),
         type: opened.type,
         pid: opened.pid,
-        status: opened.status,
+        status: statusOutput(opened.status),
+        containment: opened.status.containment,
         motd,
       },
     };

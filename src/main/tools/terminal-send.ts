@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { renderExit, renderSession, renderTruncated, renderWait } from './render.js';
 import { capTail, countLines } from './result-cap.js';
-import { sessionIdArgument, sessionStatusOutput } from './schemas.js';
+import { sessionIdArgument, sessionStatusOutput, statusOutput } from './schemas.js';
 import { DEFAULT_MAX_RESULT_BYTES, defineTool } from './tool.js';
 
 /** Types into a session and waits until it is ready for input again. */
@@ -84,7 +84,7 @@ export const terminalSend = defineTool({
         waitReason: result.waitReason,
         ...(result.exitCode === undefined ? {} : { exitCode: result.exitCode }),
         ...(result.cwd === undefined ? {} : { cwd: result.cwd }),
-        sessionStatus: result.sessionStatus,
+        sessionStatus: statusOutput(result.sessionStatus),
         truncated,
         elapsedMs: result.elapsedMs,
       },

@@ -24,6 +24,8 @@ const NEXT_STEP: Record<TerminalErrorCode, string> = {
     'The sandbox mode this server runs in cannot be enforced on this machine; ask the user to install a sandbox provider (bubblewrap) or to run the server with a less confined mode.',
   MODE_CHANGE_FENCED: 'Close the open terminals first, then change the sandbox mode.',
   CLEANUP_FAILED: 'Some processes may still be running; call terminal_close again to retry.',
+  CONTAINMENT_FAILED:
+    'The shell was not started because it could not be placed in its container; ask the user to check the cgroup setup, or try terminal_open again.',
   ABORTED: 'The call was cancelled.',
   INTERNAL: 'This is a bug in the terminal service; the session may be unusable, open a new one.',
 };
