@@ -210,6 +210,7 @@ class Engine implements PtyEngine, EngineInternals {
         pid: info.identity.pid,
         motd,
         sandbox: selection,
+        maxInputBytes: this.config.maxInputBytes,
         remote,
         controlPort: control.port1,
         dataPort: data.port1,

@@ -9,6 +9,7 @@ import { constants as osConstants } from 'node:os';
 import { threadId } from 'node:worker_threads';
 import * as pty from 'node-pty';
 import { TerminalError } from '../shared/errors.js';
+import { assertInputWithinLimit } from '../shared/input-limit.js';
 import type { ProcessIdentity } from '../shared/proc-stat.js';
 import type { LaunchInfo, SessionLaunchSpec } from '../shared/protocol.js';
 import type {
@@ -237,6 +238,7 @@ export class SessionCore {
         'another send is still active on this session; wait for it or cancel it',
       );
     }
+    assertInputWithinLimit(text, this.spec.config.maxInputBytes); // the host checked too; never trust one side
     const op = new SendOperation(this.sendEnvironment(), { text, submit });
     this.active = { id, op };
     // The slot is released only once no byte or signal of this send can still reach the terminal.
