@@ -129,6 +129,7 @@ export function killTerminalSessions(roots: ProcessIdentity[]): void {
   }
   victims.delete(process.pid);
   for (const pid of victims) {
+    if (pid <= 1) continue; // never init, never "every process" (a corrupt identity must not widen this)
     try {
       process.kill(pid, 'SIGKILL');
     } catch {

@@ -23,6 +23,7 @@ import type {
   TerminalSendResult,
 } from '../shared/types.js';
 import { buildShellEnvironment } from './environment.js';
+import { verifiedForegroundGroup } from './foreground-group.js';
 import { LineFeeds } from './line-feeds.js';
 import { LineRing } from './line-ring.js';
 import { LineTextKind, lineTextKind } from './line-text.js';
@@ -276,7 +277,7 @@ export class SessionCore {
   signal(signal: SignalName): SignalResult {
     this.assertOpen();
     if (this.exitStatus.kind === 'exited') throw new TerminalError('SESSION_CLOSED', 'the shell has exited');
-    const target = this.foregroundGroup();
+    const target = this.foregroundGroup(signal);
     const shellGroup = this.shellIdentity?.pgrp ?? this.root?.pid;
     if (signal === 'SIGKILL' && (target === shellGroup || target === this.root?.pid)) {
       throw new TerminalError(
@@ -460,12 +461,20 @@ export class SessionCore {
     if (this.closing) throw new TerminalError('SESSION_CLOSED', 'the session is closed');
   }
 
-  /** The terminal's foreground group, read from the pty child's stat (it shares the controlling tty). */
-  private foregroundGroup(): number {
-    const rootPid = this.root?.pid;
-    const stat = rootPid === undefined ? undefined : readProcStat(rootPid);
-    if (stat !== undefined && stat.tpgid > 0) return stat.tpgid;
-    return this.shellIdentity?.pgrp ?? rootPid ?? -1;
+  /**
+   * The terminal's foreground group, read from the pty child's stat (it shares the controlling tty) and
+   * verified to hold a process of the session's tree. Throws SIGNAL_FAILED when there is none: a
+   * signal never goes to a guessed group.
+   */
+  private foregroundGroup(signal: SignalName): number {
+    const target = this.root === undefined ? undefined : verifiedForegroundGroup(this.root.pid);
+    if (target === undefined) {
+      throw new TerminalError(
+        'SIGNAL_FAILED',
+        `${signal} not sent: the terminal's foreground process group is unknown or holds no process of this session`,
+      );
+    }
+    return target;
   }
 
   private sendEnvironment() {
@@ -487,7 +496,7 @@ export class SessionCore {
         return this.writer.write(data, isCancelled);
       },
       interrupt: () => {
-        const target = this.foregroundGroup();
+        const target = this.foregroundGroup('SIGINT');
         process.kill(-target, 'SIGINT');
         return target;
       },
