@@ -31,6 +31,11 @@ export class HostExitGuard {
     this.roots.set(id, identity);
   }
 
+  /** The guarded pty child of session `id`, if any. */
+  rootOf(id: string): ProcessIdentity | undefined {
+    return this.roots.get(id);
+  }
+
   /** Stops guarding session `id` (its teardown was verified). */
   unregister(id: string): void {
     this.roots.delete(id);

@@ -8,6 +8,7 @@ import { installErrorTransfer, portEndpoint } from '../shared/comlink-bridge.js'
 import { TerminalError } from '../shared/errors.js';
 import type { RemoteSessionApi, SessionTaskData } from '../shared/protocol.js';
 import type { SessionOutcome } from '../shared/types.js';
+import { beatOn } from './heartbeat.js';
 import { LiveOutputPublisher } from './live-output.js';
 import { SessionCore } from './session.js';
 
@@ -37,7 +38,8 @@ export default async function runSessionTask(data: SessionTaskData): Promise<Ses
     },
   };
   Comlink.expose(api, portEndpoint(data.controlPort));
-  const outcome = await session.finished;
+  const stopBeating = beatOn(data.heartbeat);
+  const outcome = await session.finished.finally(stopBeating);
   // Let Comlink post the reply of the close() call that finished the session before the port goes.
   await new Promise((resolve) => setImmediate(resolve));
   data.controlPort.close();

@@ -11,7 +11,7 @@ import * as pty from 'node-pty';
 import { TerminalError } from '../shared/errors.js';
 import { assertInputWithinLimit } from '../shared/input-limit.js';
 import type { ProcessIdentity } from '../shared/proc-stat.js';
-import type { LaunchInfo, SessionLaunchSpec } from '../shared/protocol.js';
+import type { LaunchInfo, SessionLaunchSpec, ThreadFaultKind } from '../shared/protocol.js';
 import type {
   ReadRequest,
   ReadResult,
@@ -47,6 +47,8 @@ const EXIT_EVENT_WAIT_MS = 2_000;
 const MAX_ANCESTRY_DEPTH = 16;
 /** Small reads are joined up to this size; a larger read is processed alone (see `processOutput`). */
 const PROCESS_SLICE_CHARS = 4 * 1024;
+/** Elements per allocation of the 'oom' fault: 512 KiB steps reach a small heap limit in moments. */
+const OOM_STEP_ELEMENTS = 64 * 1024;
 /** Settled sends kept so `awaitSend`/`readSendOutput` can still answer right after the settle. */
 const SETTLED_SENDS_KEPT = 4;
 
@@ -319,15 +321,9 @@ export class SessionCore {
     return this.closeAttempt;
   }
 
-  /** Test-only: kills the engine thread from outside any handler. */
-  crashThreadForTest(kind: 'throw' | 'exit'): void {
-    if (kind === 'throw') {
-      setTimeout(() => {
-        throw new Error('injected engine thread crash');
-      }, 0);
-    } else {
-      setTimeout(() => process.exit(1), 0);
-    }
+  /** Test-only: kills or wedges the engine thread from outside any handler (after the call's reply). */
+  crashThreadForTest(kind: ThreadFaultKind): void {
+    setTimeout(() => injectThreadFault(kind), 0);
   }
 
   private async runClose(reason: string): Promise<SessionOutcome> {
@@ -527,6 +523,25 @@ export class SessionCore {
     if (pid !== this.root.pid) return undefined;
     this.shellIdentity = { pid: candidate.shellPid, pgrp: stat.pgrp };
     return this.shellIdentity;
+  }
+}
+
+/** Where a test-only thread fault happens (`ThreadFaultKind`). */
+function injectThreadFault(kind: ThreadFaultKind): void {
+  switch (kind) {
+    case 'throw':
+      throw new Error('injected engine thread crash');
+    case 'exit':
+      process.exit(1);
+      break;
+    case 'spin':
+      for (;;) {
+        // wedged: the event loop never turns again
+      }
+    case 'oom': {
+      const hoard: number[][] = [];
+      for (;;) hoard.push(new Array(OOM_STEP_ELEMENTS).fill(hoard.length));
+    }
   }
 }
 
