@@ -4,7 +4,7 @@
  * stream), the send slot, signals and teardown. Where a byte enters: `onData`. Where readiness is
  * decided: `send-operation.ts`. Where a process dies: `close()` → `teardown.ts`.
  */
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { threadId } from 'node:worker_threads';
 import * as pty from 'node-pty';
@@ -51,6 +51,8 @@ const PROCESS_SLICE_CHARS = 4 * 1024;
 const OOM_STEP_ELEMENTS = 64 * 1024;
 /** Settled sends kept so `awaitSend`/`readSendOutput` can still answer right after the settle. */
 const SETTLED_SENDS_KEPT = 4;
+/** O_CLOEXEC as `/proc/<pid>/fdinfo` prints it (octal `flags:` field): set on a patched node-pty's master. */
+const FDINFO_CLOEXEC = 0o2000000;
 
 /** The parts of node-pty's UnixTerminal we rely on beyond its typings (both are public getters there). */
 interface UnixPtyExtras {
@@ -158,6 +160,16 @@ export class SessionCore {
       throw new TerminalError(
         'SPAWN_FAILED',
         'node-pty did not expose the terminal fd (unsupported platform)',
+      );
+    }
+    if (!isCloseOnExec(extras.fd)) {
+      // Upstream node-pty leaves the master inheritable, so every later shell could type into this
+      // session (docs/decisions/0003-node-pty-patch.md). Fail closed rather than leak it.
+      term.kill('SIGKILL');
+      throw new TerminalError(
+        'SPAWN_FAILED',
+        'node-pty is unpatched: its pty master is not close-on-exec, so other shells could write to ' +
+          'this terminal; run `npm ci` so patches/node-pty+1.1.0.patch is applied and node-pty rebuilt',
       );
     }
     this.writer = new PtyInputWriter(extras.fd);
@@ -543,6 +555,18 @@ function injectThreadFault(kind: ThreadFaultKind): void {
       for (;;) hoard.push(new Array(OOM_STEP_ELEMENTS).fill(hoard.length));
     }
   }
+}
+
+/** Whether `fd` of this process is close-on-exec, read from `/proc/self/fdinfo` (false if unreadable). */
+function isCloseOnExec(fd: number): boolean {
+  let info: string;
+  try {
+    info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
+  } catch {
+    return false;
+  }
+  const flags = /^flags:\s*([0-7]+)$/m.exec(info)?.[1];
+  return flags !== undefined && (Number.parseInt(flags, 8) & FDINFO_CLOEXEC) !== 0;
 }
 
 function signalName(signal: number): string {
