@@ -82,6 +82,12 @@ class Engine implements PtyEngine, EngineInternals {
   /** Which thread runs each session task (known once launched), and how to declare the task dead. */
   private readonly placements = new Map<string, TaskPlacement>();
   private readonly heartbeats = new HeartbeatMonitor((id, reason) => this.onThreadWedged(id, reason));
+  /**
+   * Wedged threads being terminated. A spawn waits for these first: Piscina forgets a thread only
+   * once it exited, and would place the new session on it until then. Bounded: a thread stuck in a
+   * native call never exits; sessions placed on it then fail by their own missing heartbeat.
+   */
+  private readonly replacements = new Set<Promise<void>>();
   private nextId = 1;
   private closing: Promise<void> | undefined;
 
@@ -165,6 +171,7 @@ class Engine implements PtyEngine, EngineInternals {
       ...(this.faults === undefined ? {} : { faults: this.faults }),
     };
 
+    await Promise.all(this.replacements);
     const control = new MessageChannel();
     const data = new MessageChannel();
     const taskData: SessionTaskData = {
@@ -305,7 +312,12 @@ class Engine implements PtyEngine, EngineInternals {
     const thread =
       threadId === undefined ? undefined : this.pool.threads.find((worker) => worker.threadId === threadId);
     if (thread === undefined) return;
-    void waitUntilGone(roots, THREAD_EXIT_WAIT_MS).then(() => thread.terminate());
+    const replaced = waitUntilGone(roots, THREAD_EXIT_WAIT_MS)
+      .then(() => withTimeout(thread.terminate(), THREAD_EXIT_WAIT_MS))
+      .then(() => undefined);
+    // Until Piscina has seen the thread exit it would still place new sessions on it.
+    this.replacements.add(replaced);
+    void replaced.finally(() => this.replacements.delete(replaced));
   }
 
   private async closeAll(): Promise<void> {
