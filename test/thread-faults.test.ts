@@ -18,6 +18,8 @@ const WEDGE_DETECTION_BOUND_MS = 5_000;
 
 interface FaultReport {
   codes: string[];
+  /** Message of the pending send's rejection. */
+  message: string;
   rejectedAfterMs: number;
   alive: number[];
   jobFound: boolean;
@@ -76,6 +78,8 @@ describe('engine thread faults', () => {
   it('a spinning thread is detected by its heartbeat within seconds; its sessions die, a new spawn works', async () => {
     const run = await runFaultHost('spin');
     expectContained(run);
+    // Found by the heartbeat (the thread never exited on its own), within the bound.
+    expect(run.report!.message).toMatch(/stopped responding \(no heartbeat\)/);
     expect(run.report!.rejectedAfterMs).toBeLessThan(WEDGE_DETECTION_BOUND_MS);
   });
 
