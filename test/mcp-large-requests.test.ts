@@ -13,7 +13,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 const BIN = new URL('../dist/main/cli/bin.js', import.meta.url).pathname;
 const MiB = 1024 * 1024;
 /** Longer than the 64 MiB the server reads, and long enough that buffering it would show in memory. */
-const SKIPPED_LINE_BYTES = 160 * MiB;
+const SKIPPED_LINE_BYTES = 256 * MiB;
+/**
+ * Peak memory growth allowed while skipping: the 64 MiB kept before a line is known to be too long,
+ * plus garbage not yet collected (up to ~75 MiB seen under the full suite's load). A server that
+ * buffered a whole skipped line would grow by at least its 256 MiB.
+ */
+const SKIP_MEMORY_BOUND = 200 * MiB;
 /** Time for the oversized writes (hundreds of MiB through a pipe) on a loaded machine. */
 const TEST_TIMEOUT_MS = 60_000;
 
@@ -190,8 +196,8 @@ describe('agent-pty mcp: requests larger than a send may be', () => {
       }
       const answer = await raw.callTool(22, 'terminal_send', { sessionId, text: 'echo ok-$((6*7))' });
       expect(textOf(answer).split('\n')).toContain('ok-42');
-      // Skipping keeps at most one 64 MiB line's worth, never a whole 160 MiB line.
-      expect(raw.peakMemory() - before).toBeLessThan(SKIPPED_LINE_BYTES - 32 * MiB);
+      // Skipping keeps at most one 64 MiB line's worth, never a whole skipped line.
+      expect(raw.peakMemory() - before).toBeLessThan(SKIP_MEMORY_BOUND);
       expect(raw.stderr).toMatch(/no id found, not answered/);
       expect(raw.child.exitCode).toBeNull();
     },
