@@ -3,13 +3,14 @@
  * task per session, Comlink as the control plane, the host-exit guard. See docs/decisions/0001 for why
  * Piscina and Comlink are used this way and which guards make it safe.
  */
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { MessageChannel, type ResourceLimits, type Worker } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import { Piscina } from 'piscina';
 import { installErrorTransfer, portEndpoint } from '../shared/comlink-bridge.js';
 import { type EngineConfig, type EngineConfigInput, resolveEngineConfig } from '../shared/config.js';
 import { TerminalBackendCleanupError, TerminalError } from '../shared/errors.js';
+import { type ProcessIdentity, parseProcStat } from '../shared/proc-stat.js';
 import type {
   EngineWorkerData,
   FaultPlan,
@@ -19,6 +20,7 @@ import type {
 } from '../shared/protocol.js';
 import type { SandboxProvider } from '../shared/sandbox.js';
 import type { PtyEngine, SpawnOptions, TerminalSession } from '../shared/types.js';
+import { HeartbeatMonitor, type HeartbeatStall } from './heartbeat-monitor.js';
 import { HostExitGuard } from './host-exit-guard.js';
 import { RemoteSession, raceDeath } from './remote-session.js';
 import { SerialLock } from './serial-lock.js';
@@ -45,6 +47,9 @@ const SESSIONS_PER_THREAD = 4096;
  * anyway (a thread whose pty child ignores SIGHUP only finishes once that child dies).
  */
 const THREAD_EXIT_WAIT_MS = 2_000;
+
+/** How often the host looks whether a wedged thread's killed shells were reaped. */
+const REAP_POLL_MS = 10;
 
 /** Extra time, beyond the teardown grace, for a last close attempt of a session whose close failed. */
 const FINAL_CLOSE_MARGIN_MS = 5_000;
@@ -80,6 +85,15 @@ class Engine implements PtyEngine, EngineInternals {
   private readonly tasks = new Map<string, () => Promise<unknown>>();
   /** node-pty's Linux spawn uses the non-reentrant ptsname(): launches never overlap across threads. */
   private readonly launchLock = new SerialLock();
+  /** Which thread runs each session task (known once launched), and how to declare the task dead. */
+  private readonly placements = new Map<string, TaskPlacement>();
+  private readonly heartbeats = new HeartbeatMonitor((id, reason) => this.onThreadWedged(id, reason));
+  /**
+   * Wedged threads being terminated. A spawn waits for these first: Piscina forgets a thread only
+   * once it exited, and would place the new session on it until then. Bounded: a thread stuck in a
+   * native call never exits; sessions placed on it then fail by their own missing heartbeat.
+   */
+  private readonly replacements = new Set<Promise<void>>();
   private nextId = 1;
   private closing: Promise<void> | undefined;
 
@@ -167,28 +181,40 @@ class Engine implements PtyEngine, EngineInternals {
       ...(this.faults === undefined ? {} : { faults: this.faults }),
     };
 
+    await Promise.all(this.replacements);
     const control = new MessageChannel();
     const data = new MessageChannel();
-    const taskData: SessionTaskData = { controlPort: control.port2, dataPort: data.port2, spec };
+    const taskData: SessionTaskData = {
+      controlPort: control.port2,
+      dataPort: data.port2,
+      spec,
+      heartbeat: this.heartbeats.watch(id),
+    };
     const task: Promise<unknown> = this.pool.run(taskData, {
       transferList: [control.port2, data.port2] as never,
     });
     let hostThread: Worker | undefined;
-    const death = task.then(
-      () => new Promise<never>(() => undefined), // finished normally: never "dies"
-      async (error: unknown) => {
-        // The thread died (or the task failed outside the session): kill the shell this host knew of —
-        // but only once the thread is fully gone. Piscina reports a thread's uncaught error before the
-        // thread has finished exiting, and a shell dying meanwhile would run node-pty's exit callback
-        // inside the half-torn-down thread, which aborts the whole process (SPEC §2).
-        await waitForThreadExit(hostThread, THREAD_EXIT_WAIT_MS);
-        this.guard.killSession(id);
-        throw new TerminalError('ENGINE_THREAD_DIED', `the engine thread hosting session ${id} died`, {
-          cause: error,
-        });
-      },
-    );
+    let declareDead!: (error: TerminalError) => void;
+    // Rejects (with ENGINE_THREAD_DIED) once the thread died or was found wedged; never resolves.
+    const death = new Promise<never>((_, reject) => {
+      declareDead = reject;
+    });
     death.catch(() => undefined);
+    const placement: TaskPlacement = { threadId: undefined, declareDead };
+    this.placements.set(id, placement);
+    task.catch(async (error: unknown) => {
+      // The thread died (or the task failed outside the session): kill the shell this host knew of —
+      // but only once the thread is fully gone. Piscina reports a thread's uncaught error before the
+      // thread has finished exiting, and a shell dying meanwhile would run node-pty's exit callback
+      // inside the half-torn-down thread, which aborts the whole process (SPEC §2).
+      await waitForThreadExit(hostThread, THREAD_EXIT_WAIT_MS);
+      this.guard.killSession(id);
+      declareDead(
+        new TerminalError('ENGINE_THREAD_DIED', `the engine thread hosting session ${id} died`, {
+          cause: error,
+        }),
+      );
+    });
     const remote = Comlink.wrap<RemoteSessionApi>(portEndpoint(control.port1));
     const call = <T>(invoke: () => Promise<T>): Promise<T> => raceDeath(invoke(), death);
     const dropPorts = () => {
@@ -200,13 +226,18 @@ class Engine implements PtyEngine, EngineInternals {
       await raceDeath(task, death).catch(() => undefined);
       dropPorts();
     };
-    const forgetTask = () => this.tasks.delete(id);
+    const forgetTask = () => {
+      this.tasks.delete(id);
+      this.placements.delete(id);
+      this.heartbeats.unwatch(id);
+    };
     task.then(forgetTask, forgetTask);
 
     let launched = false;
     try {
       const info = await this.launchLock.run(() => call(() => remote.launch()));
       hostThread = this.pool.threads.find((thread) => thread.threadId === info.threadId);
+      placement.threadId = info.threadId;
       launched = true;
       this.tasks.set(id, closeUnpublished);
       this.guard.register(id, info.identity);
@@ -220,6 +251,7 @@ class Engine implements PtyEngine, EngineInternals {
         pid: info.identity.pid,
         motd,
         sandbox: selection,
+        maxInputBytes: this.config.maxInputBytes,
         remote,
         controlPort: control.port1,
         dataPort: data.port1,
@@ -259,6 +291,45 @@ class Engine implements PtyEngine, EngineInternals {
     }
   }
 
+  /**
+   * Task `id` stopped beating: its thread is wedged (a busy loop, a stuck native call). Every session
+   * of that thread is declared dead at once (its calls reject with ENGINE_THREAD_DIED) and its shells
+   * are SIGKILLed from here. Only once they are reaped is the thread terminated, so Piscina replaces
+   * it for new sessions: terminating a thread whose pty child is alive hangs, and one whose child dies
+   * meanwhile runs node-pty's exit callback in a dying thread (SPEC §2).
+   */
+  private onThreadWedged(id: string, reason: HeartbeatStall): void {
+    const threadId = this.placements.get(id)?.threadId;
+    const victims =
+      threadId === undefined
+        ? [id] // never launched: nothing else is known to share its thread
+        : [...this.placements].filter(([, placement]) => placement.threadId === threadId).map(([v]) => v);
+    const roots: ProcessIdentity[] = [];
+    for (const victim of victims) {
+      const placement = this.placements.get(victim);
+      this.placements.delete(victim);
+      this.heartbeats.unwatch(victim);
+      const root = this.guard.rootOf(victim);
+      if (root !== undefined) roots.push(root);
+      this.guard.killSession(victim);
+      placement?.declareDead(
+        new TerminalError(
+          'ENGINE_THREAD_DIED',
+          `the engine thread hosting session ${victim} ${reason}; the session is gone`,
+        ),
+      );
+    }
+    const thread =
+      threadId === undefined ? undefined : this.pool.threads.find((worker) => worker.threadId === threadId);
+    if (thread === undefined) return;
+    const replaced = waitUntilGone(roots, THREAD_EXIT_WAIT_MS)
+      .then(() => withTimeout(thread.terminate(), THREAD_EXIT_WAIT_MS))
+      .then(() => undefined);
+    // Until Piscina has seen the thread exit it would still place new sessions on it.
+    this.replacements.add(replaced);
+    void replaced.finally(() => this.replacements.delete(replaced));
+  }
+
   private async closeAll(): Promise<void> {
     // Spawns in progress finish (or fail) first, so none publishes a session after we looked.
     await Promise.allSettled([...this.pending]);
@@ -276,10 +347,38 @@ class Engine implements PtyEngine, EngineInternals {
     // Whatever is still registered is killed before the threads are released: terminating a thread
     // whose pty child ignores SIGHUP would otherwise hang.
     this.guard.killAll();
+    this.heartbeats.dispose();
     await this.pool.destroy();
     this.guard.dispose();
     if (failures.length > 0)
       throw new AggregateError(failures, `${failures.length} session(s) failed to close cleanly`);
+  }
+}
+
+/** Where a session task runs, and how the host declares it dead. */
+interface TaskPlacement {
+  /** The engine thread's id, known once the session launched. */
+  threadId: number | undefined;
+  /** Rejects the session's `death` (idempotent: a promise settles once). */
+  declareDead: (error: TerminalError) => void;
+}
+
+/** Resolves once no process of `roots` exists any more (reaped), or after `ms`. */
+async function waitUntilGone(roots: ProcessIdentity[], ms: number): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (roots.some(exists) && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, REAP_POLL_MS));
+  }
+}
+
+/** Whether the process of `identity` still exists (alive or a zombie not yet reaped). */
+function exists(identity: ProcessIdentity): boolean {
+  try {
+    return (
+      parseProcStat(readFileSync(`/proc/${identity.pid}/stat`, 'utf8'))?.startTime === identity.startTime
+    );
+  } catch {
+    return false;
   }
 }
 

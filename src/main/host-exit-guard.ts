@@ -31,6 +31,11 @@ export class HostExitGuard {
     this.roots.set(id, identity);
   }
 
+  /** The guarded pty child of session `id`, if any. */
+  rootOf(id: string): ProcessIdentity | undefined {
+    return this.roots.get(id);
+  }
+
   /** Stops guarding session `id` (its teardown was verified). */
   unregister(id: string): void {
     this.roots.delete(id);
@@ -129,6 +134,7 @@ export function killTerminalSessions(roots: ProcessIdentity[]): void {
   }
   victims.delete(process.pid);
   for (const pid of victims) {
+    if (pid <= 1) continue; // never init, never "every process" (a corrupt identity must not widen this)
     try {
       process.kill(pid, 'SIGKILL');
     } catch {

@@ -6,7 +6,8 @@
 import type { MessagePort } from 'node:worker_threads';
 import type * as Comlink from 'comlink';
 import { TerminalError } from '../shared/errors.js';
-import type { RemoteSessionApi } from '../shared/protocol.js';
+import { assertInputWithinLimit } from '../shared/input-limit.js';
+import type { RemoteSessionApi, ThreadFaultKind } from '../shared/protocol.js';
 import type {
   Disposable,
   OutputChunk,
@@ -31,6 +32,8 @@ export interface RemoteSessionParts {
   pid: number;
   motd: string;
   sandbox: SandboxSelection | undefined;
+  /** Largest input of one send (config `maxInputBytes`), checked before the call crosses threads. */
+  maxInputBytes: number;
   remote: Comlink.Remote<RemoteSessionApi>;
   controlPort: MessagePort;
   dataPort: MessagePort;
@@ -84,7 +87,10 @@ export class RemoteSession implements TerminalSession {
     const text = request.text ?? '';
     const submit = request.submit ?? true;
     const signal = request.signal;
-    const started = this.call(() => this.remote.startSend(sendId, text, submit));
+    const started = this.call(async () => {
+      assertInputWithinLimit(text, this.parts.maxInputBytes); // refused before anything is sent
+      return this.remote.startSend(sendId, text, submit);
+    });
     let onAbort: (() => void) | undefined;
     const cancel = async (): Promise<void> => {
       await started;
@@ -160,8 +166,8 @@ export class RemoteSession implements TerminalSession {
     return this.closeCall;
   }
 
-  /** Test-only: makes the engine thread hosting this session die. */
-  crashThreadForTest(kind: 'throw' | 'exit'): Promise<void> {
+  /** Test-only: makes the engine thread hosting this session die or wedge. */
+  crashThreadForTest(kind: ThreadFaultKind): Promise<void> {
     return this.call(() => this.remote.crashThreadForTest(kind));
   }
 

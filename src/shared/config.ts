@@ -24,6 +24,7 @@ export const engineConfigSchema = z
     idleSilenceMs: positiveInt.default(3_000),
     handoffGraceMs: nonNegativeInt.default(500),
     timeoutMs: positiveInt.default(30_000),
+    maxInputBytes: positiveInt.default(1024 * 1024),
     disposeGraceMs: nonNegativeInt.default(3_000),
     threads: positiveInt.max(64).default(1),
     /**

@@ -31,6 +31,8 @@ export type TerminalErrorCode =
   | 'SIGNAL_FAILED'
   /** Writing input to the terminal failed. */
   | 'WRITE_FAILED'
+  /** A send's input is larger than `maxInputBytes`; nothing of it was written. */
+  | 'INPUT_TOO_LARGE'
   /** The requested sandbox mode cannot be enforced on this machine. */
   | 'SANDBOX_UNAVAILABLE'
   /** A sandbox mode change was rejected because the owner has open sessions or spawns. */

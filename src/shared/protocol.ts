@@ -61,7 +61,15 @@ export interface SessionTaskData {
   dataPort: MessagePort;
   /** What to launch. */
   spec: SessionLaunchSpec;
+  /** The task's heartbeat counter (src/shared/heartbeat.ts), bumped by the thread while it runs. */
+  heartbeat: SharedArrayBuffer;
 }
+
+/**
+ * Test-only deaths of an engine thread: an uncaught throw, `process.exit()` of the thread, a busy loop
+ * that never yields (wedged: only the heartbeat notices), allocation until the heap limit kills it.
+ */
+export type ThreadFaultKind = 'throw' | 'exit' | 'spin' | 'oom';
 
 /** What `launch()` reports once the pty child exists (before the shell is ready). */
 export interface LaunchInfo {
@@ -97,8 +105,8 @@ export interface RemoteSessionApi {
   setLiveOutput(enabled: boolean): Promise<void>;
   /** Tears the session down; the Piscina task resolves afterwards. Retries if an earlier close failed. */
   close(reason: string): Promise<SessionOutcome>;
-  /** Test-only: makes the engine thread die (uncaught throw, or process.exit of the thread). */
-  crashThreadForTest(kind: 'throw' | 'exit'): Promise<void>;
+  /** Test-only: makes the engine thread die or wedge (see `ThreadFaultKind`). */
+  crashThreadForTest(kind: ThreadFaultKind): Promise<void>;
 }
 
 /**

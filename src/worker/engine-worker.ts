@@ -10,6 +10,7 @@ import { TerminalError } from '../shared/errors.js';
 import type { EngineWorkerData, RemoteSessionApi, SessionTaskData } from '../shared/protocol.js';
 import type { SessionOutcome } from '../shared/types.js';
 import { prepareCgroupHome } from './cgroup.js';
+import { beatOn } from './heartbeat.js';
 import { LiveOutputPublisher } from './live-output.js';
 import { SessionCore } from './session.js';
 
@@ -45,7 +46,8 @@ export default async function runSessionTask(data: SessionTaskData): Promise<Ses
     },
   };
   Comlink.expose(api, portEndpoint(data.controlPort));
-  const outcome = await session.finished;
+  const stopBeating = beatOn(data.heartbeat);
+  const outcome = await session.finished.finally(stopBeating);
   // Let Comlink post the reply of the close() call that finished the session before the port goes.
   await new Promise((resolve) => setImmediate(resolve));
   data.controlPort.close();

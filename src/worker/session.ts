@@ -9,8 +9,9 @@ import { constants as osConstants } from 'node:os';
 import { threadId } from 'node:worker_threads';
 import * as pty from 'node-pty';
 import { TerminalError } from '../shared/errors.js';
+import { assertInputWithinLimit } from '../shared/input-limit.js';
 import type { ProcessIdentity } from '../shared/proc-stat.js';
-import type { LaunchInfo, SessionLaunchSpec } from '../shared/protocol.js';
+import type { LaunchInfo, SessionLaunchSpec, ThreadFaultKind } from '../shared/protocol.js';
 import type {
   Containment,
   ReadRequest,
@@ -24,6 +25,7 @@ import type {
 } from '../shared/types.js';
 import { type CgroupHome, JOIN_FAILED_EXIT_CODE, type SessionCgroup } from './cgroup.js';
 import { buildShellEnvironment } from './environment.js';
+import { verifiedForegroundGroup } from './foreground-group.js';
 import { LineFeeds } from './line-feeds.js';
 import { LineRing } from './line-ring.js';
 import { LineTextKind, lineTextKind } from './line-text.js';
@@ -47,6 +49,8 @@ const EXIT_EVENT_WAIT_MS = 2_000;
 const MAX_ANCESTRY_DEPTH = 16;
 /** Small reads are joined up to this size; a larger read is processed alone (see `processOutput`). */
 const PROCESS_SLICE_CHARS = 4 * 1024;
+/** Elements per allocation of the 'oom' fault: 512 KiB steps reach a small heap limit in moments. */
+const OOM_STEP_ELEMENTS = 64 * 1024;
 /** Settled sends kept so `awaitSend`/`readSendOutput` can still answer right after the settle. */
 const SETTLED_SENDS_KEPT = 4;
 /** O_CLOEXEC as `/proc/<pid>/fdinfo` prints it (octal `flags:` field): set on a patched node-pty's master. */
@@ -277,6 +281,7 @@ export class SessionCore {
         'another send is still active on this session; wait for it or cancel it',
       );
     }
+    assertInputWithinLimit(text, this.spec.config.maxInputBytes); // the host checked too; never trust one side
     const op = new SendOperation(this.sendEnvironment(), { text, submit });
     this.active = { id, op };
     // The slot is released only once no byte or signal of this send can still reach the terminal.
@@ -314,7 +319,7 @@ export class SessionCore {
   signal(signal: SignalName): SignalResult {
     this.assertOpen();
     if (this.exitStatus.kind === 'exited') throw new TerminalError('SESSION_CLOSED', 'the shell has exited');
-    const target = this.foregroundGroup();
+    const target = this.foregroundGroup(signal);
     const shellGroup = this.shellIdentity?.pgrp ?? this.root?.pid;
     if (signal === 'SIGKILL' && (target === shellGroup || target === this.root?.pid)) {
       throw new TerminalError(
@@ -356,15 +361,9 @@ export class SessionCore {
     return this.closeAttempt;
   }
 
-  /** Test-only: kills the engine thread from outside any handler. */
-  crashThreadForTest(kind: 'throw' | 'exit'): void {
-    if (kind === 'throw') {
-      setTimeout(() => {
-        throw new Error('injected engine thread crash');
-      }, 0);
-    } else {
-      setTimeout(() => process.exit(1), 0);
-    }
+  /** Test-only: kills or wedges the engine thread from outside any handler (after the call's reply). */
+  crashThreadForTest(kind: ThreadFaultKind): void {
+    setTimeout(() => injectThreadFault(kind), 0);
   }
 
   private async runClose(reason: string): Promise<SessionOutcome> {
@@ -522,12 +521,20 @@ export class SessionCore {
     if (this.closing) throw new TerminalError('SESSION_CLOSED', 'the session is closed');
   }
 
-  /** The terminal's foreground group, read from the pty child's stat (it shares the controlling tty). */
-  private foregroundGroup(): number {
-    const rootPid = this.root?.pid;
-    const stat = rootPid === undefined ? undefined : readProcStat(rootPid);
-    if (stat !== undefined && stat.tpgid > 0) return stat.tpgid;
-    return this.shellIdentity?.pgrp ?? rootPid ?? -1;
+  /**
+   * The terminal's foreground group, read from the pty child's stat (it shares the controlling tty) and
+   * verified to hold a process of the session's tree. Throws SIGNAL_FAILED when there is none: a
+   * signal never goes to a guessed group.
+   */
+  private foregroundGroup(signal: SignalName): number {
+    const target = this.root === undefined ? undefined : verifiedForegroundGroup(this.root.pid);
+    if (target === undefined) {
+      throw new TerminalError(
+        'SIGNAL_FAILED',
+        `${signal} not sent: the terminal's foreground process group is unknown or holds no process of this session`,
+      );
+    }
+    return target;
   }
 
   private sendEnvironment() {
@@ -549,7 +556,7 @@ export class SessionCore {
         return this.writer.write(data, isCancelled);
       },
       interrupt: () => {
-        const target = this.foregroundGroup();
+        const target = this.foregroundGroup('SIGINT');
         process.kill(-target, 'SIGINT');
         return target;
       },
@@ -580,6 +587,25 @@ export class SessionCore {
     if (pid !== this.root.pid) return undefined;
     this.shellIdentity = { pid: candidate.shellPid, pgrp: stat.pgrp };
     return this.shellIdentity;
+  }
+}
+
+/** Where a test-only thread fault happens (`ThreadFaultKind`). */
+function injectThreadFault(kind: ThreadFaultKind): void {
+  switch (kind) {
+    case 'throw':
+      throw new Error('injected engine thread crash');
+    case 'exit':
+      process.exit(1);
+      break;
+    case 'spin':
+      for (;;) {
+        // wedged: the event loop never turns again
+      }
+    case 'oom': {
+      const hoard: number[][] = [];
+      for (;;) hoard.push(new Array(OOM_STEP_ELEMENTS).fill(hoard.length));
+    }
   }
 }
 

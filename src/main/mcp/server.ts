@@ -3,12 +3,13 @@
  * Every terminal belongs to the connection and is closed when it ends — stdin closes, or SIGTERM,
  * SIGINT or SIGHUP arrives — leaving no process behind. The default sandbox is `workspace-write` on
  * the current folder; a mode that cannot be enforced makes `terminal_open` fail with what to do.
- * stdout carries only the protocol; diagnostics go to stderr.
+ * stdout carries only the protocol; diagnostics go to stderr. Requests up to 64 MiB are read; a longer
+ * line is skipped and answered with an error (stdio-line-transport.ts).
  */
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { describeError } from '../../shared/errors.js';
 import { createLocalHost } from '../harness/local-host.js';
 import { parseMcpOptions } from './options.js';
+import { StdioLineTransport } from './stdio-line-transport.js';
 import { createTerminalMcpServer } from './terminal-mcp-server.js';
 
 /** Signals that end the connection (and with it every terminal) instead of killing the process outright. */
@@ -50,7 +51,8 @@ export async function runMcpServer(argv: string[]): Promise<void> {
 
   const failures: unknown[] = [];
   try {
-    await server.connect(new StdioServerTransport());
+    // Not the SDK's StdioServerTransport: it drops the connection on a line over 10 MiB (SPEC §4.7).
+    await server.connect(new StdioLineTransport(process.stdin, process.stdout));
     const why = await ended;
     process.stderr.write(`agent-pty mcp: ${why}; closing terminals\n`);
   } finally {

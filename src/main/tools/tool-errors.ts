@@ -20,6 +20,8 @@ const NEXT_STEP: Record<TerminalErrorCode, string> = {
   SIGNAL_REFUSED: 'To end the shell itself, call terminal_close.',
   SIGNAL_FAILED: 'The process may already be gone; check with terminal_read or terminal_list.',
   WRITE_FAILED: 'The session may have ended; check with terminal_list.',
+  INPUT_TOO_LARGE:
+    'Nothing was typed. Split the input into several smaller sends (one command or one line at a time); to create a large file, append it in parts (e.g. one here-document per send).',
   SANDBOX_UNAVAILABLE:
     'The sandbox mode this server runs in cannot be enforced on this machine; ask the user to install a sandbox provider (bubblewrap) or to run the server with a less confined mode.',
   MODE_CHANGE_FENCED: 'Close the open terminals first, then change the sandbox mode.',
