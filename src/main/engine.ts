@@ -240,7 +240,7 @@ class Engine implements PtyEngine, EngineInternals {
       placement.threadId = info.threadId;
       launched = true;
       this.tasks.set(id, closeUnpublished);
-      this.guard.register(id, info.identity);
+      this.guard.register(id, info.identity, info.cgroupDir);
       const { motd } = await withAbort(
         call(() => remote.awaitStartup()),
         signal,

@@ -4,10 +4,14 @@
  * terminating signal nobody else handles — or when an engine thread dies, it SIGKILLs those shells and
  * everything in their terminal sessions, synchronously.
  *
+ * A session with a cgroup (SPEC §4.6) is killed through `cgroup.kill` first, so a descendant that
+ * daemonized out of the shell's tree and POSIX session dies too; the tree scan covers the rest.
+ *
  * Known limit: SIGKILL of the host itself cannot be caught; then only the kernel's SIGHUP on pty close
- * reaches the shells, and a descendant that ignores SIGHUP survives.
+ * reaches unconfined shells (confined ones die with their PID namespace), and an unconfined descendant
+ * that ignores SIGHUP survives until the next engine's start sweeps its cgroup.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { type ProcessIdentity, parseProcStat } from '../shared/proc-stat.js';
 
 /** Terminating signals whose default action we preserve after cleaning up. */
@@ -17,9 +21,15 @@ const GUARDED_SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 const liveGuards = new Set<HostExitGuard>();
 let hooksInstalled = false;
 
+/** A guarded session: its pty child and, when it has one, its cgroup. */
+export interface GuardedSession extends ProcessIdentity {
+  /** The session's cgroup directory (written `cgroup.kill` when the session must die). */
+  cgroupDir?: string | undefined;
+}
+
 /** Remembers pty children and kills their terminal sessions when the host goes away. */
 export class HostExitGuard {
-  private readonly roots = new Map<string, ProcessIdentity>();
+  private readonly roots = new Map<string, GuardedSession>();
 
   constructor() {
     liveGuards.add(this);
@@ -27,8 +37,8 @@ export class HostExitGuard {
   }
 
   /** Starts guarding the pty child of session `id`. */
-  register(id: string, identity: ProcessIdentity): void {
-    this.roots.set(id, identity);
+  register(id: string, identity: ProcessIdentity, cgroupDir?: string): void {
+    this.roots.set(id, { ...identity, cgroupDir });
   }
 
   /** The guarded pty child of session `id`, if any. */
@@ -55,7 +65,7 @@ export class HostExitGuard {
   }
 
   /** Forgets and returns every guarded root. */
-  takeAll(): ProcessIdentity[] {
+  takeAll(): GuardedSession[] {
     const roots = [...this.roots.values()];
     this.roots.clear();
     return roots;
@@ -69,7 +79,7 @@ export class HostExitGuard {
 }
 
 function onProcessExit(): void {
-  const roots: ProcessIdentity[] = [];
+  const roots: GuardedSession[] = [];
   for (const guard of liveGuards) roots.push(...guard.takeAll());
   killTerminalSessions(roots);
   // Engine threads keep running while 'exit' listeners run, but are torn down right after. If node-pty's
@@ -106,8 +116,9 @@ function uninstallHooks(): void {
  * SIGKILLs each root (if it is still the same process) and every process of its terminal session:
  * members of the POSIX session it leads, and its descendants. Synchronous, so it works in 'exit'.
  */
-export function killTerminalSessions(roots: ProcessIdentity[]): void {
+export function killTerminalSessions(roots: GuardedSession[]): void {
   if (roots.length === 0) return;
+  for (const root of roots) if (root.cgroupDir !== undefined) killCgroupNow(root.cgroupDir);
   const table = readProcessTable();
   const byPid = new Map(table.map((entry) => [entry.pid, entry]));
   const victims = new Set<number>();
@@ -140,6 +151,19 @@ export function killTerminalSessions(roots: ProcessIdentity[]): void {
     } catch {
       // ESRCH: it is already gone, which is the goal.
     }
+  }
+}
+
+/**
+ * Writes `cgroup.kill` of a session's cgroup: the kernel SIGKILLs every process in it, wherever it
+ * moved in the process tree. Synchronous, so it works in 'exit'. Removing the directory is left to
+ * the engine's close or to the next engine's start sweep (it must first be empty).
+ */
+function killCgroupNow(dir: string): void {
+  try {
+    writeFileSync(`${dir}/cgroup.kill`, '1');
+  } catch {
+    // Already removed (its session closed meanwhile), or never populated: nothing left to kill.
   }
 }
 

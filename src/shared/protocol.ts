@@ -79,6 +79,8 @@ export interface LaunchInfo {
   ttyPath: string;
   /** Engine thread id, for diagnostics. */
   threadId: number;
+  /** The session's cgroup directory, when it has one: the host-exit guard kills it as a whole. */
+  cgroupDir: string | undefined;
 }
 
 /** The control-plane interface an engine thread exposes for one session (wrapped by Comlink on the host). */

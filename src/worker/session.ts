@@ -215,7 +215,7 @@ export class SessionCore {
       // Never tear anything down inside node-pty's exit callback (SPEC §2): defer to a fresh tick.
       setImmediate(() => this.onExit(exitCode, signal));
     });
-    return { identity: this.root, ttyPath: extras.ptsName, threadId };
+    return { identity: this.root, ttyPath: extras.ptsName, threadId, cgroupDir: this.cgroup?.dir };
   }
 
   /**
