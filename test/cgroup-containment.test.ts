@@ -404,9 +404,9 @@ describe('the host-exit guard kills a session through its cgroup', () => {
     await run(session, `setsid nohup sleep ${marker} >/dev/null 2>&1 &`);
     await until('daemon running', () => processesWith(marker).length > 0, WAIT_MS);
     try {
-      await (session as TerminalSession & { crashThreadForTest(k: string): Promise<void> }).crashThreadForTest(
-        'throw',
-      );
+      await (
+        session as TerminalSession & { crashThreadForTest(k: string): Promise<void> }
+      ).crashThreadForTest('throw');
       await until('daemon killed with its dead thread', () => processesWith(marker).length === 0, 2_000);
     } finally {
       killMarked([marker]);
