@@ -30,9 +30,10 @@ export interface CredentialRule {
  * Values are matched as they are, anywhere in the value (a token inside `-H "Authorization: ..."`
  * counts). A token shape starts at a token boundary (`(?<![\w-])`: a prefix glued to a longer word
  * is not a token) and needs a vendor prefix plus a long random tail, which keeps `PATH`, `LS_COLORS`
- * and ordinary URLs out. Linear time on any value: each pattern starts with a literal or with a
- * one-character lookbehind that lets a run of token characters start at most one attempt, and every
- * repeated class is followed by a character the class excludes, so no run is rescanned per position.
+ * and ordinary URLs out. Linear time on any value (a host may hold megabytes): each pattern is
+ * anchored, starts with a literal, or starts with a one-character lookbehind that lets a run of token
+ * characters begin at most one attempt; and every repeated class ends the pattern or is followed by a
+ * character it excludes, so a failed attempt costs one scan of its run, never one per position.
  */
 export const CREDENTIAL_RULES: readonly CredentialRule[] = [
   {
