@@ -2,8 +2,8 @@
  * The environment a real session starts with (SPEC §4.1), seen from inside the shell (`env`) and from
  * the host (`/proc/<pid>/environ`, the exact environment the pty child was exec'd with): credential-
  * shaped host variables are gone, the rest is kept, the caller's explicit `env` beats the host, and
- * the fixed terminal variables beat both. environment.test.ts unit-tests the name rules; this file
- * proves the engine applies them to the process it starts.
+ * the fixed terminal variables beat both. environment.test.ts unit-tests the name and value rules;
+ * this file proves the engine applies them to the process it starts.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
