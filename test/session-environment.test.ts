@@ -2,8 +2,8 @@
  * The environment a real session starts with (SPEC §4.1), seen from inside the shell (`env`) and from
  * the host (`/proc/<pid>/environ`, the exact environment the pty child was exec'd with): credential-
  * shaped host variables are gone, the rest is kept, the caller's explicit `env` beats the host, and
- * the fixed terminal variables beat both. environment.test.ts unit-tests the name rules; this file
- * proves the engine applies them to the process it starts.
+ * the fixed terminal variables beat both. environment.test.ts unit-tests the name and value rules;
+ * this file proves the engine applies them to the process it starts.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -31,6 +31,29 @@ const KEPT: Record<string, string> = {
   GIT_AUTHOR_NAME: 'Test Author',
 };
 
+/** A GitHub-shaped token (ghp_ + 36 characters) that names no real account. */
+const FAKE_GITHUB_TOKEN = `ghp_${'AgentPtyTest4f1d'.repeat(3).slice(0, 36)}`;
+
+/**
+ * Host variables the rest of SPEC §4.1 drops: name words beyond the obvious (`CREDS`, `PW` as a word,
+ * `BEARER`, `PEM`) and secrets under innocent names, recognised by their value.
+ */
+const DROPPED_BY_SHAPE: Record<string, string> = {
+  AWS_CREDS: `${SECRET}-creds`,
+  DB_PW: `${SECRET}-pw`,
+  BEARER: `${SECRET}-bearer`,
+  SSL_PEM: `${SECRET}-pem`,
+  DATABASE_URL: `postgres://u:${SECRET}@h/db`,
+  PTY_TEST_BUILD_OPTS: `--verbose --with=${FAKE_GITHUB_TOKEN}`,
+};
+
+/** Innocent host variables that resemble a credential rule and must pass unchanged. */
+const KEPT_LOOKALIKES: Record<string, string> = {
+  PTY_TEST_HOMEPAGE: 'http://example.com/x',
+  PTY_TEST_MIRROR: 'https://user@host/',
+  PTY_TEST_NPWORKERS: '4',
+};
+
 /** Host values the fixed terminal variables must override. */
 const OVERRIDDEN: Record<string, string> = { TERM: 'xterm-256color', PAGER: 'less', GIT_PAGER: 'less -R' };
 
@@ -39,7 +62,8 @@ let saved: Map<string, string | undefined>;
 beforeEach(() => {
   // Engine threads copy process.env when they start, so the host env is set before the engine exists.
   saved = new Map();
-  for (const [name, value] of Object.entries({ ...DROPPED, ...KEPT, ...OVERRIDDEN })) {
+  const host = { ...DROPPED, ...DROPPED_BY_SHAPE, ...KEPT, ...KEPT_LOOKALIKES, ...OVERRIDDEN };
+  for (const [name, value] of Object.entries(host)) {
     saved.set(name, process.env[name]);
     process.env[name] = value;
   }
@@ -97,6 +121,26 @@ describe.runIf(process.platform === 'linux')('session environment', () => {
     expect(child.exitCode).toBe(0);
     for (const name of Object.keys(DROPPED)) expect(child.viewport).not.toContain(`'${name}'`);
     expect(child.viewport).toContain("'PTY_TEST_HARMLESS'");
+    await session.close();
+  });
+
+  it('drops CREDS, PW, BEARER and PEM names and secrets recognised by value; keeps the look-alikes', async () => {
+    const engine = await testEngine();
+    const session = await engine.spawn();
+    // Counted inside the shell, so the typed names and the echoed command never reach the assertion.
+    const dropped = Object.keys(DROPPED_BY_SHAPE).join('|');
+    const leaked = await session.startSend({
+      text: `echo leaked-$(env | grep -c -E '^(${dropped})=')-$(env | grep -c -e ${SECRET} -e ghp_)`,
+    }).done;
+    expect(leaked.viewport.split('\n')).toContain('leaked-0-0');
+    const kept = Object.keys({ ...KEPT_LOOKALIKES, ...KEPT }).join('|');
+    const visible = await session.startSend({ text: `echo kept-$(env | grep -c -E '^(${kept})=')` }).done;
+    const keptCount = Object.keys({ ...KEPT_LOOKALIKES, ...KEPT }).length;
+    expect(visible.viewport.split('\n')).toContain(`kept-${keptCount}`);
+    const started = execEnv(session.pid);
+    for (const name of Object.keys(DROPPED_BY_SHAPE)) expect(started.has(name), name).toBe(false);
+    for (const [name, value] of Object.entries(KEPT_LOOKALIKES)) expect(started.get(name), name).toBe(value);
+    expect(readFileSync(`/proc/${session.pid}/environ`, 'utf8')).not.toContain(FAKE_GITHUB_TOKEN);
     await session.close();
   });
 
