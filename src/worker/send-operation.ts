@@ -436,11 +436,16 @@ export class SendOperation {
     this.scheduleProbe(this.hadOutput || this.waitOnly ? 0 : this.env.config.exactProbeAfterMs);
   }
 
-  /** A wait-only send's `waitFor` also looks at the output since the previous result. */
+  /**
+   * A wait-only send's `waitFor` also looks at the lines completed since the previous result and at the
+   * current partial line as a whole (a prompt the previous result already showed still matches).
+   */
   private watchEarlierOutput(): void {
     if (this.watch === undefined) return;
     const earlier = this.env.output.since(this.resultMark, this.env.config.maxReadBytes).text;
-    if (earlier !== '') this.watch.textBlock(earlier);
+    const lastEnd = earlier.lastIndexOf('\n');
+    if (lastEnd !== -1) this.watch.textBlock(earlier.slice(0, lastEnd + 1));
+    this.watch.text(this.env.output.mark().prefix);
   }
 
   private onDeadline(): void {
