@@ -43,15 +43,23 @@ import { PatternWatch, type WaitPattern } from './wait-pattern.js';
  *  so look again almost at once, then back off to `pollIntervalMs` while it keeps running. */
 const PROBE_BACKOFF_MS = [1, 2, 4, 8, 16, 32];
 
-/** Quiet time before a stdin wait is confirmed: the waiting program's last output is already in the pty
- *  buffer, and this lets it reach the output slice before the send settles. */
+/**
+ * Quiet time before a stdin wait is confirmed: the waiting program's last output may still be in the
+ * kernel's pty flush work when it is first seen blocked, and this lets it reach the output slice before
+ * the send settles. Under load 15 on 2 CPUs such output arrived up to 4.6 ms after the wait was first
+ * seen (bench/README.md), so this cannot shrink to the ~1 ms the latency target would need.
+ */
 const STDIN_CONFIRM_MS = 3;
 
 /** How long a half-typed line must sit at the prompt, output-free, before a cancel clears it. */
 const RESIDUE_CONFIRM_MS = 20;
 
-/** Probes on consecutive event-loop turns after a prompt candidate, before falling back to timers. */
-const CANDIDATE_SPIN_PROBES = 32;
+/**
+ * How long probes run on consecutive event-loop turns after a prompt candidate (or a burst of output),
+ * before falling back to timers: bash blocks in its line editor ~0.3–1.5 ms after its marker arrives,
+ * and a timer's millisecond would add to every settle.
+ */
+const SPIN_PROBE_MS = 2;
 
 /** Quiet time after output before a probe looks: while output flows, nobody is blocked on input. */
 const QUIET_PROBE_MS = 1;
@@ -197,7 +205,8 @@ export class SendOperation {
   private quietRun: QuietRun = { runs: '', since: 0 };
   private probeDueAt = Number.POSITIVE_INFINITY;
   private probeImmediate: NodeJS.Immediate | undefined;
-  private candidateSpins = 0;
+  /** Until when probes may run on consecutive event-loop turns (see SPIN_PROBE_MS). */
+  private spinUntil = 0;
   private readinessStopped = false;
   private inputMayBePending: boolean;
   private confirm: PendingConfirm | undefined;
@@ -343,6 +352,7 @@ export class SendOperation {
     this.outputPending = false;
     this.hadOutput = true;
     this.outputSeq++;
+    const previousOutputAt = this.lastOutputAt;
     this.lastOutputAt = this.lastByteAt;
     if (this.state.kind !== 'waiting') return;
     if (this.watch?.testPartial()) {
@@ -351,11 +361,18 @@ export class SendOperation {
     }
     this.probeStep = 0;
     if (this.tracker.candidate !== undefined) {
-      this.candidateSpins = 0;
+      this.spinUntil = this.lastOutputAt + SPIN_PROBE_MS;
       this.probe(); // a prompt settles the moment it is proven: no quiet period in between
       return;
     }
-    // Probe shortly after the output stops; a probe already due that soon stays as it is.
+    if (this.lastOutputAt - previousOutputAt >= QUIET_PROBE_MS) {
+      // A burst after a pause (a prompt, an echo): its writer blocks microseconds later. Look on the
+      // next turns of the event loop; the confirm window guards against output still on its way.
+      this.spinUntil = this.lastOutputAt + SPIN_PROBE_MS;
+      if (this.probeImmediate === undefined) this.scheduleImmediateProbe();
+      return;
+    }
+    // Output is flowing: probe shortly after it stops; a probe already due that soon stays as it is.
     if (this.probeDueAt > this.lastOutputAt + QUIET_PROBE_MS) this.scheduleProbe(QUIET_PROBE_MS);
   }
 
@@ -516,7 +533,8 @@ export class SendOperation {
     const waitingSince = this.state.since;
     const now = performance.now();
     const quietFor = now - this.lastByteAt;
-    if (quietFor < QUIET_PROBE_MS && this.tracker.candidate === undefined) {
+    const spinning = now < this.spinUntil;
+    if (quietFor < QUIET_PROBE_MS && this.tracker.candidate === undefined && !spinning) {
       // Output is still flowing: nobody is blocked on input yet. Look again once it pauses.
       this.scheduleProbe(QUIET_PROBE_MS - quietFor);
       return;
@@ -555,10 +573,9 @@ export class SendOperation {
       this.settle('inferred_idle');
       return;
     }
-    if (candidate !== undefined && this.candidateSpins < CANDIDATE_SPIN_PROBES) {
-      // The shell printed its prompt and blocks on the terminal microseconds later: look again on the
-      // next turn of the event loop rather than after a timer's millisecond.
-      this.candidateSpins++;
+    if (spinning) {
+      // The shell printed its prompt (or a program its output) and blocks on the terminal moments
+      // later: look again on the next turn of the event loop rather than after a timer's millisecond.
       this.scheduleImmediateProbe();
       return;
     }
