@@ -36,6 +36,13 @@ const CASES = [
     finish: 'v',
   },
   { id: 'read', label: '`read x` (no prompt)', command: 'read x', prompt: 'read x\r\n', finish: 'x' },
+  {
+    id: 'continuation',
+    label: '`echo "abc` (continuation prompt)',
+    command: 'echo "abc',
+    prompt: '> ',
+    finish: 'def"',
+  },
 ];
 
 export default {

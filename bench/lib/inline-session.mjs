@@ -71,7 +71,7 @@ export class InlineSession {
    */
   startSend(text, submit = true) {
     const id = this.nextSendId++;
-    this.core.startSend(id, text, submit);
+    this.core.startSend(id, { text, submit });
     return { done: this.core.awaitSend(id), cancel: () => this.core.cancelSend(id) };
   }
 

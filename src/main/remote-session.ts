@@ -84,12 +84,12 @@ export class RemoteSession implements TerminalSession {
 
   startSend(request: SendRequest): SendOperation {
     const sendId = this.nextSendId++;
-    const text = request.text ?? '';
-    const submit = request.submit ?? true;
-    const signal = request.signal;
+    // The AbortSignal stays on this thread; everything else is plain data for the engine to validate.
+    const { signal, ...spec } = request ?? {};
     const started = this.call(async () => {
-      assertInputWithinLimit(text, this.parts.maxInputBytes); // refused before anything is sent
-      return this.remote.startSend(sendId, text, submit);
+      // Refused before anything is sent (the engine checks again, for callers of the thread API).
+      if (typeof spec.text === 'string') assertInputWithinLimit(spec.text, this.parts.maxInputBytes);
+      return this.remote.startSend(sendId, spec);
     });
     let onAbort: (() => void) | undefined;
     const cancel = async (): Promise<void> => {
@@ -99,7 +99,9 @@ export class RemoteSession implements TerminalSession {
     const done: Promise<TerminalSendResult> = (async () => {
       await started;
       if (signal !== undefined) {
-        onAbort = () => void cancel().catch(() => undefined);
+        // Aborting ends only the wait (the send settles `running`): a client's own request timeout must
+        // never turn into a signal to the command it was waiting on. `cancel()` is the SIGINT path.
+        onAbort = () => void this.call(() => this.remote.endWait(sendId)).catch(() => undefined);
         if (signal.aborted) onAbort();
         else signal.addEventListener('abort', onAbort, { once: true });
       }

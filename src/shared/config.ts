@@ -25,6 +25,7 @@ export const engineConfigSchema = z
     handoffGraceMs: nonNegativeInt.default(500),
     timeoutMs: positiveInt.default(30_000),
     maxInputBytes: positiveInt.default(1024 * 1024),
+    maxTimeoutMs: positiveInt.default(600_000),
     disposeGraceMs: nonNegativeInt.default(3_000),
     threads: positiveInt.max(64).default(1),
     /**
@@ -47,6 +48,13 @@ export const engineConfigSchema = z
         code: 'custom',
         path: ['handoffGraceMs'],
         message: `must be >= pollIntervalMs (${config.pollIntervalMs}) so the grace covers at least one probe, got ${config.handoffGraceMs}`,
+      });
+    }
+    if (config.timeoutMs > config.maxTimeoutMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['timeoutMs'],
+        message: `must be <= maxTimeoutMs (${config.maxTimeoutMs}), got ${config.timeoutMs}`,
       });
     }
     if (config.shellArgs !== undefined && config.shellPath === undefined) {

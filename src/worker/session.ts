@@ -11,9 +11,10 @@ import * as pty from 'node-pty';
 import { TerminalError } from '../shared/errors.js';
 import { assertInputWithinLimit } from '../shared/input-limit.js';
 import type { ProcessIdentity } from '../shared/proc-stat.js';
-import type { LaunchInfo, SessionLaunchSpec, ThreadFaultKind } from '../shared/protocol.js';
+import type { LaunchInfo, SendSpec, SessionLaunchSpec, ThreadFaultKind } from '../shared/protocol.js';
 import type {
   Containment,
+  ForegroundProcess,
   ReadRequest,
   ReadResult,
   SendOutputDelta,
@@ -30,16 +31,18 @@ import { LineFeeds } from './line-feeds.js';
 import { LineRing } from './line-ring.js';
 import { LineTextKind, lineTextKind } from './line-text.js';
 import type { LiveOutputPublisher } from './live-output.js';
-import { OutputWindow } from './output-window.js';
+import { type OutputMark, OutputWindow } from './output-window.js';
 import { identityOf, readProcStat } from './proc-probe.js';
 import { bashMarkerVariables, createNonce } from './prompt-marker.js';
-import type { PromptCandidate } from './prompt-tracker.js';
+import { type PromptCandidate, PromptTracker } from './prompt-tracker.js';
 import { PtyInputWriter, type WriteOutcome } from './pty-input-writer.js';
 import { BASH_MARKER_VARIABLES, PWSH_VARIABLES, pwshSetupScript } from './pwsh-prompt.js';
 import type { ShellIdentity } from './readiness.js';
 import { OutputSanitizer, type SanitizerSink, withoutStyles } from './sanitizer.js';
-import { SendOperation } from './send-operation.js';
+import { type SendEnvironment, SendOperation } from './send-operation.js';
+import { planSend } from './send-request.js';
 import { type ForegroundSample, sampleForeground } from './stdin-wait.js';
+import { waitSyscallTable } from './syscall-table.js';
 import { teardownProcessTree } from './teardown.js';
 import { TerminalReplier } from './terminal-replier.js';
 
@@ -55,6 +58,8 @@ const OOM_STEP_ELEMENTS = 64 * 1024;
 const SETTLED_SENDS_KEPT = 4;
 /** O_CLOEXEC as `/proc/<pid>/fdinfo` prints it (octal `flags:` field): set on a patched node-pty's master. */
 const FDINFO_CLOEXEC = 0o2000000;
+/** Whether the `/proc` wait probes work on this platform (the exact tier of SPEC §4.2). */
+const EXACT_TIER = process.platform === 'linux' && waitSyscallTable(process.arch) !== undefined;
 
 /** The parts of node-pty's UnixTerminal we rely on beyond its typings (both are public getters there). */
 interface UnixPtyExtras {
@@ -70,6 +75,10 @@ export class SessionCore {
   private readonly nonce = createNonce();
   private readonly scrollback: LineRing;
   private readonly outputWindow: OutputWindow;
+  /** Prompt evidence, fed all the time so a wait-only send sees a prompt that arrived between sends. */
+  private readonly prompt: PromptTracker;
+  /** Where the previous result's output ended (continuity of output, SPEC §4.2). */
+  private resultCursor: OutputMark;
   private pendingOutput: string[] = [];
   private outputScheduled = false;
   /** Where the line feeds of the chunk being processed are (filled by its line-text scan). */
@@ -107,6 +116,8 @@ export class SessionCore {
     const { config } = spec;
     this.scrollback = new LineRing({ maxLines: config.scrollbackLines, maxBytes: config.scrollbackMaxBytes });
     this.outputWindow = new OutputWindow(this.scrollback);
+    this.resultCursor = this.outputWindow.mark();
+    this.prompt = new PromptTracker(this.nonce);
     this.sanitizer = new OutputSanitizer({ maxPendingChars: config.maxReadBytes });
     this.failTeardowns = spec.faults?.failTeardowns ?? 0;
     this.finished = new Promise((resolve) => {
@@ -119,25 +130,31 @@ export class SessionCore {
     this.sink = {
       text: (s) => {
         this.scrollback.text(s);
+        this.prompt.text(s);
         sendSink()?.text(s);
         this.live?.text(s);
       },
       newline: () => {
         this.scrollback.newline();
+        this.prompt.newline();
         sendSink()?.newline();
         this.live?.newline();
       },
       rewriteLine: () => {
         this.scrollback.rewriteLine();
+        this.prompt.rewriteLine();
         sendSink()?.rewriteLine();
         this.live?.rewriteLine();
       },
       textBlock: (block, ascii, lineFeeds) => {
         this.scrollback.textBlock(block, ascii, lineFeeds);
+        this.prompt.textBlock(block);
         sendSink()?.textBlock(block);
         this.live?.textBlock(block, ascii);
       },
-      osc: (payload) => sendSink()?.osc(payload),
+      osc: (payload) => {
+        if (this.prompt.osc(payload)) sendSink()?.markerArrived();
+      },
     };
   }
 
@@ -239,11 +256,12 @@ export class SessionCore {
       this.checkStartup(await setup.done);
     }
     this.startup = undefined;
+    this.resultCursor = this.outputWindow.mark(); // the MOTD is the startup's; results start after it
     return { motd: ready.viewport };
   }
 
   private checkStartup(result: TerminalSendResult): TerminalSendResult {
-    if (result.waitReason === 'timeout') {
+    if (result.waitReason === 'timeout' || result.waitReason === 'running') {
       throw new TerminalError(
         'SPAWN_TIMEOUT',
         `shell did not show a ready prompt within ${this.spec.config.timeoutMs} ms`,
@@ -271,9 +289,14 @@ export class SessionCore {
     return result;
   }
 
-  /** Starts send `id`. Throws SEND_ACTIVE while another send holds the slot. */
-  startSend(id: number, text: string, submit: boolean): void {
+  /**
+   * Starts send `id`. Throws INVALID_ARGUMENT for a bad request and SEND_ACTIVE while another send holds
+   * the slot, both before anything is written.
+   */
+  startSend(id: number, request: SendSpec): void {
     this.assertOpen();
+    const plan = planSend(request, this.spec.config);
+    assertInputWithinLimit(plan.text, this.spec.config.maxInputBytes); // the host checked too; never trust one side
     if (this.startup !== undefined) throw new TerminalError('SEND_ACTIVE', 'the session is still starting');
     if (this.active !== undefined) {
       throw new TerminalError(
@@ -281,8 +304,7 @@ export class SessionCore {
         'another send is still active on this session; wait for it or cancel it',
       );
     }
-    assertInputWithinLimit(text, this.spec.config.maxInputBytes); // the host checked too; never trust one side
-    const op = new SendOperation(this.sendEnvironment(), { text, submit });
+    const op = new SendOperation(this.sendEnvironment(), plan);
     this.active = { id, op };
     // The slot is released only once no byte or signal of this send can still reach the terminal.
     void op.quiesced.then(() => {
@@ -308,6 +330,11 @@ export class SessionCore {
   /** Cancels send `id`. */
   cancelSend(id: number): Promise<void> {
     return this.sendById(id).cancel();
+  }
+
+  /** Ends only the wait of send `id` (it settles `running`); nothing is signalled. */
+  endWait(id: number): void {
+    this.sendById(id).endWait();
   }
 
   /** A page of scrollback. */
@@ -537,10 +564,15 @@ export class SessionCore {
     return target;
   }
 
-  private sendEnvironment() {
+  private sendEnvironment(): SendEnvironment {
     return {
       config: this.spec.config,
-      nonce: this.nonce,
+      prompt: this.prompt,
+      exactTier: EXACT_TIER,
+      resultCursor: () => this.resultCursor,
+      advanceResultCursor: (mark: OutputMark) => {
+        this.resultCursor = mark;
+      },
       sample: (): ForegroundSample | undefined => {
         const root = this.root;
         if (root === undefined || this.exitStatus.kind === 'exited') return undefined;
@@ -561,10 +593,26 @@ export class SessionCore {
         return target;
       },
       status: () => this.exitStatus,
+      foreground: (readerPid?: number) => this.foreground(readerPid),
       output: this.outputWindow,
       flushOutput: () => this.processAllOutput(),
       lastReplyAt: () => this.lastReplyAt,
     };
+  }
+
+  /**
+   * What holds the terminal: the reader seen waiting when there is one, else the leader of the
+   * terminal's foreground group (or, when the leader is gone, the shell or the pty child).
+   */
+  private foreground(readerPid?: number): ForegroundProcess | undefined {
+    if (this.exitStatus.kind === 'exited') return undefined;
+    const group = this.root === undefined ? undefined : verifiedForegroundGroup(this.root.pid);
+    for (const pid of [readerPid, group]) {
+      if (pid === undefined || pid <= 0) continue;
+      const stat = readProcStat(pid);
+      if (stat !== undefined && stat.state !== 'Z' && stat.state !== 'X') return { pid, command: stat.comm };
+    }
+    return undefined;
   }
 
   /**
