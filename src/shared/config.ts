@@ -26,6 +26,7 @@ export const engineConfigSchema = z
     timeoutMs: positiveInt.default(30_000),
     disposeGraceMs: nonNegativeInt.default(3_000),
     threads: positiveInt.max(64).default(1),
+    tmpfsBytes: positiveInt.default(256 * 1024 * 1024),
   })
   .superRefine((config, ctx) => {
     if (config.maxReadBytes > config.scrollbackMaxBytes) {

@@ -76,6 +76,34 @@ export function livenessOf(identity: ProcessIdentity, stat: ProcStat | undefined
   return stat.state === 'Z' || stat.state === 'X' ? 'zombie' : 'alive';
 }
 
+/**
+ * The pid `pid` has in its own, innermost PID namespace: the last field of `NSpid:` in
+ * `/proc/<pid>/status` (the fields run from the namespace of our `/proc` inwards, so outside any
+ * nested namespace it is `pid` itself). What `$$` prints inside a sandbox. `undefined` when the
+ * process is gone; `pid` on kernels older than 4.1, which have no `NSpid:` and no way to tell.
+ */
+export function namespacePid(pid: number): number | undefined {
+  const status = readProcText(`/proc/${pid}/status`);
+  if (status === undefined) return undefined;
+  const match = /^NSpid:[\t ]*([\d\t ]+)$/m.exec(status);
+  if (match === null) return pid;
+  const fields = match[1]!.trim().split(/[\t ]+/);
+  const innermost = Number(fields.at(-1));
+  return Number.isSafeInteger(innermost) && innermost > 0 ? innermost : undefined;
+}
+
+/**
+ * The process in the tree rooted at `rootPid` (the root included) whose own-namespace pid is
+ * `innerPid`: the host-side identity of a pid a sandboxed process reported. The shallowest match wins
+ * (parents are walked before children), so in an unconfined tree the root itself, or the process
+ * with that very host pid, is found before any process of a namespace nested further down.
+ */
+export function findByNamespacePid(rootPid: number, innerPid: number): ProcStat | undefined {
+  const root = readProcStat(rootPid);
+  const tree = root === undefined ? descendantsOf(rootPid) : [root, ...descendantsOf(rootPid)];
+  return tree.find((stat) => namespacePid(stat.pid) === innerPid);
+}
+
 /** Thread ids of `pid` (the main thread's id equals `pid`); empty when the process is gone. */
 export function threadIds(pid: number): number[] {
   return numericEntries(`/proc/${pid}/task`);
