@@ -73,14 +73,14 @@ export function sameNamespace(pid: number): HostProcess[] {
   });
 }
 
-/** Live host processes whose command line contains `needle` (e.g. a sleep's unique argument). */
-export function processesWithArgument(needle: string): number[] {
+/** Live `sleep` processes on the host with `argument` on their command line (a unique number). */
+export function sleepsWithArgument(argument: string): number[] {
   const found: number[] = [];
   for (const entry of hostProcesses()) {
-    if (entry.state === 'Z' || entry.state === 'X') continue;
+    if (entry.comm !== 'sleep' || entry.state === 'Z' || entry.state === 'X') continue;
     try {
       const argv = readFileSync(`/proc/${entry.pid}/cmdline`, 'utf8').split('\0');
-      if (argv.includes(needle)) found.push(entry.pid);
+      if (argv.includes(argument)) found.push(entry.pid);
     } catch (_exited) {
       // Gone while scanning.
     }
