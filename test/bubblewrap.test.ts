@@ -385,6 +385,16 @@ describe('failing closed', () => {
   it('rejects relative option paths at creation', () => {
     expect(() => createBubblewrapSandbox({ extraReadOnlyPaths: ['.git'] })).toThrow(/absolute/);
     expect(() => createBubblewrapSandbox({ hiddenPaths: ['run'] })).toThrow(/absolute/);
+    expect(() => createBubblewrapSandbox({ home: 'me' })).toThrow(/home: must hold absolute paths/);
+  });
+
+  it('rejects a tmpfsBytes that is not a positive integer', async () => {
+    const sandbox = createBubblewrapSandbox({ bwrapPath: '/nonexistent/bwrap' });
+    for (const tmpfsBytes of [0, -1, 1.5, Number.NaN, '8M' as unknown as number]) {
+      const error = await sandbox.confine(['/bin/bash'], { ...policy(), tmpfsBytes }).catch((e) => e);
+      expect(isTerminalError(error, 'INVALID_ARGUMENT'), String(error)).toBe(true);
+      expect(error.message).toContain('tmpfsBytes');
+    }
   });
 
   itBwrap('resolves bwrap to an absolute path and ends with "--" then the exact argv', async () => {

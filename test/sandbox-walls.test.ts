@@ -196,7 +196,8 @@ describe('its own PID namespace', () => {
     const sleeper = uniqueSleepArgument();
     const host = new HostProcess(sleeper);
     const { sessionPid } = await host.next<{ sessionPid: number }>();
-    expect(sleepsWithArgument(sleeper)).toHaveLength(1);
+    // The prompt can come back before the forked child has exec'd sleep.
+    await until('the background sleep', () => sleepsWithArgument(sleeper).length === 1, WAIT_MS);
     expect(liveTree(sessionPid).length).toBeGreaterThan(0);
     await host.kill();
     await until(
@@ -217,7 +218,7 @@ describe('its own PID namespace', () => {
     const direct = await host.send(`kill -9 ${hostPid} 2>/dev/null; echo direct-$((100+$?))`);
     expect(direct.viewport.split('\n').map((line) => line.trim())).toContain('direct-101');
     expect(isAlive(hostPid)).toBe(true);
-    expect(sleepsWithArgument(sleeper)).toHaveLength(1);
+    await until('the background sleep', () => sleepsWithArgument(sleeper).length === 1, WAIT_MS);
     // Killed from outside after all: still nothing left.
     await host.kill();
     await until(
