@@ -23,7 +23,6 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createBubblewrapSandbox } from '../dist/main/sandbox/bubblewrap.js';
 import { bwrapIt } from './support/bwrap.js';
-import { hostPidOf } from './support/namespace.js';
 import {
   type EngineOptions,
   isAlive,
@@ -32,6 +31,7 @@ import {
   type TerminalSession,
   testEngine,
 } from './support/engine.js';
+import { hostPidOf } from './support/namespace.js';
 
 const itBwrap = bwrapIt('engine sandbox');
 

@@ -21,7 +21,7 @@ import {
   type TerminalSession,
   testEngine,
 } from './support/engine.js';
-import { liveTree, sleepsWithArgument, sameNamespace } from './support/namespace.js';
+import { liveTree, sameNamespace, sleepsWithArgument } from './support/namespace.js';
 import { until } from './support/until.js';
 
 const itBwrap = bwrapIt('sandbox walls');
