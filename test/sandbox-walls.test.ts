@@ -99,7 +99,7 @@ async function run(session: TerminalSession, text: string): Promise<TerminalSend
 }
 
 /** The number a whole output line `name-<n>` carries (typed text never ends a line that way). */
-function valueOf(result: TerminalSendResult, name: string): number {
+function numberOn(result: TerminalSendResult, name: string): number {
   const match = new RegExp(`^${name}-(\\d+)\\s*$`, 'm').exec(result.viewport);
   if (match === null) throw new Error(`no ${name}-<n> line in:\n${result.viewport}`);
   return Number(match[1]);
@@ -175,7 +175,7 @@ describe('its own PID namespace', () => {
     const namespace = sameNamespace(shell.pid);
     // bwrap's init, the shell and the two sleeps; ps itself was there too when it listed.
     expect(namespace.map((entry) => entry.comm).sort()).toEqual(['bash', 'bwrap', 'sleep', 'sleep']);
-    expect(valueOf(result, 'procs')).toBe(namespace.length + 1);
+    expect(numberOn(result, 'procs')).toBe(namespace.length + 1);
     await session.close();
   });
 
@@ -186,8 +186,8 @@ describe('its own PID namespace', () => {
       session,
       `kill -0 ${process.pid} 2>/dev/null; echo signal-$((100+$?)); test -e /proc/${process.pid}; echo visible-$((100+$?))`,
     );
-    expect(valueOf(result, 'signal')).toBe(101);
-    expect(valueOf(result, 'visible')).toBe(101);
+    expect(numberOn(result, 'signal')).toBe(101);
+    expect(numberOn(result, 'visible')).toBe(101);
     expect(isAlive(process.pid)).toBe(true);
     await session.close();
   });
@@ -213,8 +213,8 @@ describe('its own PID namespace', () => {
     const host = new HostProcess(sleeper);
     const { hostPid } = await host.next<{ hostPid: number }>();
     // Unconfined (or without a PID namespace) this names the engine's process: the shell's parent's parent.
-    const escape = await host.send('(kill -9 $(ps -o ppid= -p $PPID)); echo after-$((40+2))');
-    expect(escape.viewport.split('\n').map((line) => line.trim())).toContain('after-42');
+    const attempt = await host.send('(kill -9 $(ps -o ppid= -p $PPID)); echo after-$((40+2))');
+    expect(attempt.viewport.split('\n').map((line) => line.trim())).toContain('after-42');
     const direct = await host.send(`kill -9 ${hostPid} 2>/dev/null; echo direct-$((100+$?))`);
     expect(direct.viewport.split('\n').map((line) => line.trim())).toContain('direct-101');
     expect(isAlive(hostPid)).toBe(true);
@@ -280,9 +280,9 @@ describe('capped tmpfs and a read-only /dev', () => {
         session,
         `head -c ${OVERFILL_BYTES} /dev/zero > ${dir}/fill 2>/dev/null; echo write-$((100+$?)); echo size-$(stat -c %s ${dir}/fill)`,
       );
-      expect(valueOf(result, 'write'), dir).toBe(101);
-      expect(valueOf(result, 'size'), dir).toBeLessThanOrEqual(SMALL_TMPFS_BYTES);
-      expect(valueOf(result, 'size'), dir).toBeGreaterThan(SMALL_TMPFS_BYTES / 2);
+      expect(numberOn(result, 'write'), dir).toBe(101);
+      expect(numberOn(result, 'size'), dir).toBeLessThanOrEqual(SMALL_TMPFS_BYTES);
+      expect(numberOn(result, 'size'), dir).toBeGreaterThan(SMALL_TMPFS_BYTES / 2);
     }
     await session.close();
     await expect(testEngine({ tmpfsBytes: 0 })).rejects.toMatchObject({
@@ -304,7 +304,7 @@ describe('capped tmpfs and a read-only /dev', () => {
         'echo x > /dev/shm/f; echo shm-$((100+$?))',
       ].join('; '),
     );
-    expect(['junk', 'mkdir', 'null', 'tty', 'shm'].map((name) => valueOf(result, name))).toEqual([
+    expect(['junk', 'mkdir', 'null', 'tty', 'shm'].map((name) => numberOn(result, name))).toEqual([
       101, 101, 100, 100, 100,
     ]);
     await session.close();
