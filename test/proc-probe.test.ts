@@ -224,6 +224,15 @@ describe.runIf(process.platform === 'linux')('proc probes', () => {
     // The root is searched first: an unconfined shell is found by its own (host) pid.
     expect(findByNamespacePid(launcher.pid!, launcher.pid!)?.pid).toBe(launcher.pid);
     expect(findByNamespacePid(launcher.pid!, 99)).toBeUndefined();
+    // The kernel drops signals without a handler sent to a namespace's init, SIGKILL and SIGSTOP aside.
+    const bit = (pid: number, signal: bigint): bigint => (ignoredSignals(pid)! >> (signal - 1n)) & 1n;
+    expect([bit(init.pid, 15n), bit(init.pid, 1n), bit(init.pid, 9n), bit(init.pid, 19n)]).toEqual([
+      1n,
+      1n,
+      0n,
+      0n,
+    ]);
+    expect(bit(shell.pid, 15n)).toBe(0n);
   });
 
   it('returns empty results for vanished pids, never throws', () => {

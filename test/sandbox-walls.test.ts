@@ -228,6 +228,21 @@ describe('its own PID namespace', () => {
     );
   });
 
+  itBwrap('close does not wait out disposeGraceMs for the namespace init, and leaves nothing', async () => {
+    const disposeGraceMs = 5_000;
+    const engine = await testEngine({ ...ENGINE, disposeGraceMs });
+    const session = await engine.spawn({ sandbox: { mode: 'read-only', workspaceRoot: workspace } });
+    const sleeper = uniqueSleepArgument();
+    await run(session, `sleep ${sleeper} &`);
+    await until('the background sleep', () => sleepsWithArgument(sleeper).length === 1, WAIT_MS);
+    const tree = liveTree(session.pid);
+    const started = performance.now();
+    await session.close();
+    // bwrap's init ignores SIGTERM from outside (the kernel shields a namespace's init); SIGKILL ends it.
+    expect(performance.now() - started).toBeLessThan(disposeGraceMs / 2);
+    expect([session.pid, ...tree.map((entry) => entry.pid)].filter(isAlive)).toEqual([]);
+  });
+
   itBwrap('job control, Ctrl-Z (SIGTSTP), fg and cancel work inside', async () => {
     const engine = await testEngine(ENGINE);
     const session = await engine.spawn({ sandbox: { mode: 'workspace-write', workspaceRoot: workspace } });
