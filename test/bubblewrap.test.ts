@@ -24,6 +24,7 @@ import { createBubblewrapSandbox } from '../src/main/sandbox/bubblewrap.js';
 import { isTerminalError } from '../src/shared/errors.js';
 import type { SandboxPolicy } from '../src/shared/sandbox.js';
 import { bwrapIt } from './support/bwrap.js';
+import { hostPidOf, liveTree } from './support/namespace.js';
 
 const itBwrap = bwrapIt('bubblewrap provider');
 
@@ -265,7 +266,7 @@ describe('filesystem and network rules', () => {
     }
   });
 
-  itBwrap('own user, IPC and network namespaces, host pids, no capabilities', async () => {
+  itBwrap('own user, IPC, PID and network namespaces, no capabilities', async () => {
     const kinds = ['user', 'ipc', 'net', 'pid', 'mnt'];
     const script = `for ns in ${kinds.join(' ')}; do readlink /proc/self/ns/$ns; done; grep CapEff /proc/self/status`;
     const hostNamespaces = kinds.map((kind) => readlinkSync(`/proc/self/ns/${kind}`));
@@ -276,7 +277,7 @@ describe('filesystem and network rules', () => {
       const same = Object.fromEntries(
         kinds.map((kind, index) => [kind, lines[index] === hostNamespaces[index]]),
       );
-      expect(same).toEqual({ user: false, ipc: false, net: network, pid: true, mnt: false });
+      expect(same).toEqual({ user: false, ipc: false, net: network, pid: false, mnt: false });
       expect(lines.at(-1)).toMatch(/^CapEff:\s+0+$/);
     }
   });
@@ -308,7 +309,8 @@ describe('filesystem and network rules', () => {
       expect(host).toMatchObject({ stdout: '' });
       expect(host.code).not.toBe(0);
 
-      // A sibling sandbox runs as the same user without capabilities: only the user namespace stops this.
+      // A sibling sandbox runs as the same user without capabilities: its pid is not even in our
+      // namespace, and the user namespace would refuse the read anyway.
       const sibling = spawn(prefix[0]!, [...prefix.slice(1), '/bin/sh', '-c', 'echo $$; exec sleep 30'], {
         stdio: ['ignore', 'pipe', 'inherit'],
         env: { ...process.env, SIBLING_SECRET: 'hunter2' },
@@ -318,7 +320,8 @@ describe('filesystem and network rules', () => {
         const [firstLine] = await new Promise<string[]>((resolve) =>
           sibling.stdout.once('data', (chunk) => resolve(String(chunk).split('\n'))),
         );
-        const snoop = await run([...prefix, '/bin/cat', `/proc/${Number(firstLine)}/environ`]);
+        const siblingHostPid = hostPidOf(sibling.pid!, Number(firstLine));
+        const snoop = await run([...prefix, '/bin/cat', `/proc/${siblingHostPid}/environ`]);
         expect(snoop.stdout).not.toContain('hunter2');
         expect(snoop.code).not.toBe(0);
       } finally {
@@ -382,6 +385,16 @@ describe('failing closed', () => {
   it('rejects relative option paths at creation', () => {
     expect(() => createBubblewrapSandbox({ extraReadOnlyPaths: ['.git'] })).toThrow(/absolute/);
     expect(() => createBubblewrapSandbox({ hiddenPaths: ['run'] })).toThrow(/absolute/);
+    expect(() => createBubblewrapSandbox({ home: 'me' })).toThrow(/home: must hold absolute paths/);
+  });
+
+  it('rejects a tmpfsBytes that is not a positive integer', async () => {
+    const sandbox = createBubblewrapSandbox({ bwrapPath: '/nonexistent/bwrap' });
+    for (const tmpfsBytes of [0, -1, 1.5, Number.NaN, '8M' as unknown as number]) {
+      const error = await sandbox.confine(['/bin/bash'], { ...policy(), tmpfsBytes }).catch((e) => e);
+      expect(isTerminalError(error, 'INVALID_ARGUMENT'), String(error)).toBe(true);
+      expect(error.message).toContain('tmpfsBytes');
+    }
   });
 
   itBwrap('resolves bwrap to an absolute path and ends with "--" then the exact argv', async () => {
@@ -390,7 +403,8 @@ describe('failing closed', () => {
     expect(path.isAbsolute(confined[0]!)).toBe(true);
     expect(confined.slice(-argv.length - 1)).toEqual(['--', ...argv]);
     expect(confined).not.toContain('--new-session');
-    expect(confined).not.toContain('--unshare-pid');
+    expect(confined).toContain('--unshare-pid');
+    expect(confined).not.toContain('--as-pid-1');
   });
 });
 
@@ -508,7 +522,8 @@ describe('terminal inside the sandbox', () => {
   const open = new Set<ConfinedTerminal>();
   const strays = new Set<number>();
 
-  async function confinedBash(): Promise<{ terminal: ConfinedTerminal; shellPid: number }> {
+  /** `shellPid` is the shell's host pid; `innerPid` what `$$` prints inside. */
+  async function confinedBash(): Promise<{ terminal: ConfinedTerminal; shellPid: number; innerPid: number }> {
     const argv = await createBubblewrapSandbox().confine(['/bin/bash', '--noprofile', '--norc', '-i'], {
       mode: 'workspace-write',
       workspaceRoot: workspace,
@@ -516,7 +531,8 @@ describe('terminal inside the sandbox', () => {
     const terminal = new ConfinedTerminal(argv);
     open.add(terminal);
     const [, pid] = await terminal.command('echo SHELL_PID=$$', /SHELL_PID=(\d+)/);
-    return { terminal, shellPid: Number(pid) };
+    const innerPid = Number(pid);
+    return { terminal, shellPid: hostPidOf(terminal.term.pid, innerPid), innerPid };
   }
 
   afterEach(async () => {
@@ -556,8 +572,9 @@ describe('terminal inside the sandbox', () => {
 
   itBwrap('job control works: background jobs, Ctrl-Z, fg, Ctrl-C', async () => {
     const { terminal, shellPid } = await confinedBash();
-    const [, background] = await terminal.command('sleep 100 &', /\[1\] (\d+)/);
-    strays.add(Number(background));
+    const [, innerBackground] = await terminal.command('sleep 100 &', /\[1\] (\d+)/);
+    const background = hostPidOf(terminal.term.pid, Number(innerBackground));
+    strays.add(background);
     await terminal.command('jobs', /\[1\]\+\s+Running\s+sleep 100 &/);
 
     let since = terminal.mark();
@@ -579,8 +596,12 @@ describe('terminal inside the sandbox', () => {
     expect(existsSync(`/proc/${background}`)).toBe(false);
   });
 
-  itBwrap('$$ is a host pid below the pty child, and the host can probe it through /proc', async () => {
-    const { terminal, shellPid } = await confinedBash();
+  itBwrap('$$ is a namespace pid; its host pid lies below the pty child and /proc probes work', async () => {
+    const { terminal, shellPid, innerPid } = await confinedBash();
+    // bwrap's init is pid 1 of the namespace; the shell, its first child, is pid 2.
+    expect(innerPid).toBe(2);
+    expect(shellPid).not.toBe(innerPid);
+    expect(liveTree(terminal.term.pid).map((entry) => entry.comm)).toEqual(['bwrap', 'bash']);
     await terminal.command('echo BACK=$((2+3))', /BACK=5\r?\nSBX> $/);
     await shellBlocked(shellPid);
     const ancestors: number[] = [];

@@ -1,7 +1,7 @@
 /**
  * `/proc/<pid>/stat` parsing (pure, property-tested) and the `/proc` readers against real processes:
  * identity, liveness (alive / zombie / gone), threads, children (both the children file and the scan
- * fallback), descendants, sessions and the run counter.
+ * fallback), descendants, sessions, the run counter and pids of nested PID namespaces.
  */
 import { type ChildProcess, spawn as spawnChild } from 'node:child_process';
 import fs from 'node:fs';
@@ -14,15 +14,18 @@ import {
   childrenOf,
   descendantsOf,
   fdDevice,
+  findByNamespacePid,
   identityOf,
   ignoredSignals,
   isAlive,
+  namespacePid,
   processesInSession,
   readProcessMemory,
   readProcStat,
   schedSwitches,
   threadIds,
 } from '../src/worker/proc-probe.js';
+import { HAS_BWRAP } from './support/bwrap.js';
 import { until } from './support/until.js';
 
 /** A stat line as the kernel prints it: 52 fields, comm in parentheses. */
@@ -196,6 +199,44 @@ describe.runIf(process.platform === 'linux')('proc probes', () => {
     expect(readProcessMemory(process.pid, 1n << 62n, 8)).toBeUndefined();
   });
 
+  it.runIf(HAS_BWRAP)('maps the pids of a nested PID namespace to host processes (NSpid)', async () => {
+    expect(namespacePid(process.pid)).toBe(process.pid); // no nested namespace: the pid itself
+    // bwrap (host) → bwrap, the namespace's init (pid 1) → sh execs sleep 31 (pid 2), its child sleep 30 (pid 3).
+    const launcher = spawnChild(
+      'bwrap',
+      [
+        ...['--unshare-user', '--unshare-pid', '--die-with-parent', '--dev-bind', '/', '/', '--'],
+        ...['/bin/sh', '-c', 'sleep 30 & exec sleep 31'],
+      ],
+      { stdio: 'ignore' },
+    );
+    children.push(launcher);
+    const sleeps = await until('both sleeps', () => {
+      const found = descendantsOf(launcher.pid!).filter((stat) => stat.comm === 'sleep');
+      return found.length === 2 ? found : undefined;
+    });
+    const init = descendantsOf(launcher.pid!).find((stat) => stat.comm === 'bwrap')!;
+    expect(namespacePid(launcher.pid!)).toBe(launcher.pid);
+    expect(namespacePid(init.pid)).toBe(1);
+    expect(sleeps.map((stat) => namespacePid(stat.pid)).sort()).toEqual([2, 3]);
+    const shell = findByNamespacePid(launcher.pid!, 2)!;
+    expect(shell.comm).toBe('sleep');
+    expect(shell.ppid).toBe(init.pid);
+    expect(findByNamespacePid(launcher.pid!, 1)?.pid).toBe(init.pid);
+    // The root is searched first: an unconfined shell is found by its own (host) pid.
+    expect(findByNamespacePid(launcher.pid!, launcher.pid!)?.pid).toBe(launcher.pid);
+    expect(findByNamespacePid(launcher.pid!, 99)).toBeUndefined();
+    // The kernel drops signals without a handler sent to a namespace's init, SIGKILL and SIGSTOP aside.
+    const bit = (pid: number, signal: bigint): bigint => (ignoredSignals(pid)! >> (signal - 1n)) & 1n;
+    expect([bit(init.pid, 15n), bit(init.pid, 1n), bit(init.pid, 9n), bit(init.pid, 19n)]).toEqual([
+      1n,
+      1n,
+      0n,
+      0n,
+    ]);
+    expect(bit(shell.pid, 15n)).toBe(0n);
+  });
+
   it('returns empty results for vanished pids, never throws', () => {
     const missing = 0x3fffffff; // above pid_max
     expect(readProcStat(missing)).toBeUndefined();
@@ -205,5 +246,7 @@ describe.runIf(process.platform === 'linux')('proc probes', () => {
     expect(processesInSession(missing)).toEqual([]);
     expect(schedSwitches(missing, missing)).toBeUndefined();
     expect(ignoredSignals(missing)).toBeUndefined();
+    expect(namespacePid(missing)).toBeUndefined();
+    expect(findByNamespacePid(missing, 2)).toBeUndefined();
   });
 });

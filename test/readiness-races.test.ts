@@ -19,7 +19,7 @@ import { type SendEnvironment, SendOperation } from '../src/worker/send-operatio
 import type { ForegroundSample, ThreadWait } from '../src/worker/stdin-wait.js';
 
 const NONCE = 'feedface';
-const SHELL: ShellIdentity = { pid: 100, pgrp: 100 };
+const SHELL: ShellIdentity = { pid: 100, pgrp: 100, markerPid: 100 };
 const marker = (exit: number, pid = SHELL.pid) => `133;D;${exit};${NONCE};${pid};/work`;
 
 function thread(pid: number, verdict: ThreadWait['verdict'], switches = 1, syscall = 'read'): ThreadWait {

@@ -31,6 +31,7 @@ import {
   type TerminalSession,
   testEngine,
 } from './support/engine.js';
+import { hostPidOf } from './support/namespace.js';
 
 const itBwrap = bwrapIt('engine sandbox');
 
@@ -262,8 +263,11 @@ describe('a terminal inside the sandbox', () => {
   itBwrap('close leaves nothing: bwrap, the shell inside and its children', async () => {
     const session = await confined('workspace-write');
     const result = await run(session, 'echo SHELL=$$; sleep 1000 & echo BG=$!; (sleep 1001 & echo BG=$!)');
-    const shell = Number(/^SHELL=(\d+)\s*$/m.exec(result.viewport)![1]);
-    const children = [...result.viewport.matchAll(/^BG=(\d+)\s*$/gm)].map((match) => Number(match[1]));
+    // Pids printed inside are namespace pids: look up the host processes they name.
+    const shell = hostPidOf(session.pid, Number(/^SHELL=(\d+)\s*$/m.exec(result.viewport)![1]));
+    const children = [...result.viewport.matchAll(/^BG=(\d+)\s*$/gm)].map((match) =>
+      hostPidOf(session.pid, Number(match[1])),
+    );
     expect(children).toHaveLength(2);
     expect(shell).not.toBe(session.pid); // bwrap is the pty child; the shell runs below it
     const inSession = liveInSession(session.pid);

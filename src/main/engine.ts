@@ -162,6 +162,7 @@ class Engine implements PtyEngine, EngineInternals {
       argv = await this.sandbox.confine(argv, {
         mode: selection.mode,
         workspaceRoot: selection.workspaceRoot,
+        tmpfsBytes: this.config.tmpfsBytes,
       });
     }
     const cwd = options.cwd ?? selection?.workspaceRoot ?? process.cwd();

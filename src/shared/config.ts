@@ -34,6 +34,7 @@ export const engineConfigSchema = z
      * process-tree teardown (docs/teardown.md).
      */
     cgroupRoot: z.string().min(1).optional(),
+    tmpfsBytes: positiveInt.default(256 * 1024 * 1024),
   })
   .superRefine((config, ctx) => {
     if (config.maxReadBytes > config.scrollbackMaxBytes) {

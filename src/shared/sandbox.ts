@@ -12,6 +12,11 @@ export interface SandboxPolicy {
   workspaceRoot: string;
   /** Allow network access in the confined modes (default false: no network at all). */
   network?: boolean;
+  /**
+   * Size cap in bytes of each private tmpfs of the confined modes (`/tmp`, `/dev/shm`); a positive
+   * integer. The engine passes its `tmpfsBytes` config; a provider's default applies when absent.
+   */
+  tmpfsBytes?: number;
 }
 
 /** Wraps argvs so they run confined by a {@link SandboxPolicy}. */

@@ -76,6 +76,40 @@ export function livenessOf(identity: ProcessIdentity, stat: ProcStat | undefined
   return stat.state === 'Z' || stat.state === 'X' ? 'zombie' : 'alive';
 }
 
+/**
+ * The pid `pid` has in its own, innermost PID namespace: the last field of `NSpid:` in
+ * `/proc/<pid>/status` (the fields run from the namespace of our `/proc` inwards, so outside any
+ * nested namespace it is `pid` itself). What `$$` prints inside a sandbox. `undefined` when the
+ * process is gone; `pid` on kernels older than 4.1, which have no `NSpid:` and no way to tell.
+ */
+export function namespacePid(pid: number): number | undefined {
+  const status = readProcText(`/proc/${pid}/status`);
+  if (status === undefined) return undefined;
+  const fields = namespacePidFields(status);
+  if (fields.length === 0) return pid;
+  const innermost = fields.at(-1)!;
+  return Number.isSafeInteger(innermost) && innermost > 0 ? innermost : undefined;
+}
+
+/** The fields of `NSpid:` in a `status` text, outermost first; empty when the kernel has none. */
+function namespacePidFields(status: string): number[] {
+  const match = /^NSpid:[\t ]*([\d\t ]+)$/m.exec(status);
+  if (match === null) return [];
+  return match[1]!.trim().split(/[\t ]+/).map(Number);
+}
+
+/**
+ * The process in the tree rooted at `rootPid` (the root included) whose own-namespace pid is
+ * `innerPid`: the host-side identity of a pid a sandboxed process reported. The shallowest match wins
+ * (parents are walked before children), so in an unconfined tree the root itself, or the process
+ * with that very host pid, is found before any process of a namespace nested further down.
+ */
+export function findByNamespacePid(rootPid: number, innerPid: number): ProcStat | undefined {
+  const root = readProcStat(rootPid);
+  const tree = root === undefined ? descendantsOf(rootPid) : [root, ...descendantsOf(rootPid)];
+  return tree.find((stat) => namespacePid(stat.pid) === innerPid);
+}
+
 /** Thread ids of `pid` (the main thread's id equals `pid`); empty when the process is gone. */
 export function threadIds(pid: number): number[] {
   return numericEntries(`/proc/${pid}/task`);
@@ -156,13 +190,32 @@ export function schedSwitches(pid: number, tid: number): number | undefined {
 }
 
 /**
- * The signals `pid` ignores (SIG_IGN), as a bit mask where bit n-1 is signal n; from `SigIgn:` of
- * `/proc/<pid>/status`. `undefined` when unreadable.
+ * The signals the kernel discards when we send them to `pid`, as a bit mask where bit n-1 is signal
+ * n: those it ignores (SIG_IGN, `SigIgn:` of `/proc/<pid>/status`) and, when `pid` is the init of a
+ * nested PID namespace (a sandbox's), also every signal it has no handler for (not in `SigCgt:`)
+ * except SIGKILL and SIGSTOP: the kernel shields a namespace's init from default actions, also
+ * against signals from outside. `undefined` when unreadable.
  */
 export function ignoredSignals(pid: number): bigint | undefined {
   const status = readProcText(`/proc/${pid}/status`);
-  const match = status === undefined ? null : /^SigIgn:\s*([0-9a-f]+)$/m.exec(status);
-  return match === null ? undefined : BigInt(`0x${match[1]}`);
+  if (status === undefined) return undefined;
+  const ignored = /^SigIgn:\s*([0-9a-f]+)$/m.exec(status);
+  if (ignored === null) return undefined;
+  const mask = BigInt(`0x${ignored[1]}`);
+  const caught = /^SigCgt:\s*([0-9a-f]+)$/m.exec(status);
+  if (caught === null || !isNestedNamespaceInit(status)) return mask;
+  return mask | (ALL_SIGNALS & ~BigInt(`0x${caught[1]}`) & ~FORCED_SIGNALS);
+}
+
+/** Bits of all 64 signals in a `Sig*:` mask. */
+const ALL_SIGNALS = (1n << 64n) - 1n;
+/** SIGKILL (9) and SIGSTOP (19): the kernel delivers these to a namespace's init from outside. */
+const FORCED_SIGNALS = (1n << 8n) | (1n << 18n);
+
+/** Whether a `status` text is that of pid 1 of a PID namespace below ours (`NSpid:` ends in 1). */
+function isNestedNamespaceInit(status: string): boolean {
+  const fields = namespacePidFields(status);
+  return fields.length > 1 && fields.at(-1) === 1;
 }
 
 /** What an open descriptor refers to, as far as terminal matching needs. */

@@ -6,12 +6,14 @@
 import type { PromptCandidate } from './prompt-tracker.js';
 import type { ForegroundSample, ThreadWait } from './stdin-wait.js';
 
-/** The session's own shell, once startup identified it. */
+/** The session's own shell, once startup identified it. Host pids, except `markerPid`. */
 export interface ShellIdentity {
-  /** `$$` of the shell (a descendant of the pty child when a sandbox launcher sits in between). */
+  /** Host pid of the shell (a descendant of the pty child when a sandbox launcher sits in between). */
   pid: number;
   /** Its process group (job-control bash leads its own group). */
   pgrp: number;
+  /** `$$` as the shell prints it in its marker: its pid in its own PID namespace (`pid` unconfined). */
+  markerPid: number;
 }
 
 /** What the foreground looked like at the write boundary (rule 4). */
@@ -86,7 +88,7 @@ export function judgeReadiness(input: ReadinessInput): ReadinessVerdict {
 
   // Rule 1: prompt evidence needs the shell's own marker, the shell's group in the foreground, and the
   // shell itself seen blocked on the terminal (so text running several commands settles after the last).
-  if (candidate !== undefined && shell !== undefined && candidate.shellPid === shell.pid) {
+  if (candidate !== undefined && shell !== undefined && candidate.shellPid === shell.markerPid) {
     const waiting = sample.members.find((m) => m.pid === shell.pid && m.verdict === 'waiting');
     if (sample.tpgid === shell.pgrp && waiting !== undefined) {
       return { kind: 'prompt', candidate, tid: waiting.tid, switches: waiting.switches, tpgid: sample.tpgid };

@@ -32,7 +32,7 @@ import { LineRing } from './line-ring.js';
 import { LineTextKind, lineTextKind } from './line-text.js';
 import type { LiveOutputPublisher } from './live-output.js';
 import { type OutputMark, OutputWindow } from './output-window.js';
-import { identityOf, readProcStat } from './proc-probe.js';
+import { findByNamespacePid, identityOf, readProcStat } from './proc-probe.js';
 import { bashMarkerVariables, createNonce } from './prompt-marker.js';
 import { type PromptCandidate, PromptTracker } from './prompt-tracker.js';
 import { PtyInputWriter, type WriteOutcome } from './pty-input-writer.js';
@@ -48,8 +48,6 @@ import { TerminalReplier } from './terminal-replier.js';
 
 /** How long close waits for node-pty's exit event after the tree is gone (it follows the socket close). */
 const EXIT_EVENT_WAIT_MS = 2_000;
-/** Depth bound when checking that a marker's pid descends from the pty child. */
-const MAX_ANCESTRY_DEPTH = 16;
 /** Small reads are joined up to this size; a larger read is processed alone (see `processOutput`). */
 const PROCESS_SLICE_CHARS = 4 * 1024;
 /** Elements per allocation of the 'oom' fault: 512 KiB steps reach a small heap limit in moments. */
@@ -616,24 +614,19 @@ export class SessionCore {
   }
 
   /**
-   * The session's shell. Identified from the first prompt candidate whose pid is the pty child or a
-   * descendant of it (a sandbox launcher may sit in between); fixed from then on, so a nested shell that
-   * inherited PROMPT_COMMAND can never pose as ours.
+   * The session's shell. Identified from the first prompt candidate whose pid is that of the pty child
+   * or of a descendant of it (a sandbox launcher may sit in between); fixed from then on, so a nested
+   * shell that inherited PROMPT_COMMAND can never pose as ours. A confined shell prints its pid in the
+   * sandbox's PID namespace, so the tree is searched by namespace pid (`NSpid`) and every probe after
+   * this uses the host pid found; unconfined, the two are the same number.
    */
   private resolveShell(candidate?: PromptCandidate): ShellIdentity | undefined {
     if (this.shellIdentity !== undefined || candidate === undefined || this.root === undefined) {
       return this.shellIdentity;
     }
-    let pid = candidate.shellPid;
-    const stat = readProcStat(pid);
+    const stat = findByNamespacePid(this.root.pid, candidate.shellPid);
     if (stat === undefined) return undefined;
-    for (let depth = 0; depth < MAX_ANCESTRY_DEPTH && pid !== this.root.pid; depth++) {
-      const parent = readProcStat(pid)?.ppid;
-      if (parent === undefined || parent <= 1) return undefined;
-      pid = parent;
-    }
-    if (pid !== this.root.pid) return undefined;
-    this.shellIdentity = { pid: candidate.shellPid, pgrp: stat.pgrp };
+    this.shellIdentity = { pid: stat.pid, pgrp: stat.pgrp, markerPid: candidate.shellPid };
     return this.shellIdentity;
   }
 }

@@ -1,17 +1,20 @@
 /**
  * The Linux sandbox provider (SPEC §4.1): wraps a shell argv in bubblewrap (`bwrap`) so that
- * - `read-only`: the whole filesystem is visible read-only, `/tmp` is a private tmpfs, nothing else
- *   is writable (the workspace neither);
+ * - `read-only`: the whole filesystem is visible read-only, `/tmp` and `/dev/shm` are private tmpfs
+ *   capped at `policy.tmpfsBytes`, nothing else is writable (the workspace neither, nor `/dev`);
  * - `workspace-write`: the same, plus the workspace root bound writable;
- * - both: no network (a private network namespace) unless `policy.network`.
- * The shell keeps its host pid and its pty: the engine probes it from outside through the host's
- * `/proc` by pid, and job control needs the pty as controlling terminal. What that leaves open is in
- * docs/sandbox.md. Fails closed: a bwrap that is missing or cannot run here rejects every confined
- * mode with SANDBOX_UNAVAILABLE, never an unconfined argv.
+ * - both: no network (a private network namespace) unless `policy.network`; a private PID namespace
+ *   whose processes see and signal only each other, and which the kernel kills as a whole when its
+ *   init (bwrap) dies; the host's service sockets and the user's credential stores hidden.
+ * The shell keeps its pty as controlling terminal (job control needs it); the engine probes it from
+ * outside through the host's `/proc` by host pid, found from the namespace pid `$$` reports
+ * (`proc-probe.ts`). What is left open is in docs/sandbox.md. Fails closed: a bwrap that is missing or
+ * cannot run here rejects every confined mode with SANDBOX_UNAVAILABLE, never an unconfined argv.
  */
 import { execFile } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
 import { access, realpath, stat } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import { describeError, TerminalError } from '../../shared/errors.js';
 import type { SandboxPolicy, SandboxProvider } from '../../shared/sandbox.js';
@@ -28,9 +31,21 @@ export interface BubblewrapOptions {
   extraReadOnlyPaths?: string[];
   /**
    * Absolute paths replaced by an empty read-only directory (a file: by `/dev/null`) in the confined
-   * modes. Default {@link DEFAULT_HIDDEN_PATHS}; pass `[]` to hide nothing, or add e.g. `~/.ssh`.
+   * modes. Default {@link DEFAULT_HIDDEN_PATHS}; pass `[]` to hide none of those, or add your own.
+   * The credential stores under `home` are hidden on top of these (see `hideCredentialStores`).
    */
   hiddenPaths?: string[];
+  /**
+   * Hide the usual credential stores under `home` ({@link CREDENTIAL_STORES}) the same way, those that
+   * exist at spawn time. Default true; false shows them (read-only) like the rest of `home`.
+   */
+  hideCredentialStores?: boolean;
+  /**
+   * Absolute path of the home directory whose credential stores are hidden. Default: the engine
+   * process's home when the provider is created (`os.homedir()`: `$HOME`, else the passwd entry),
+   * which is also the `HOME` a session inherits unless the spawn's `env` sets another.
+   */
+  home?: string;
 }
 
 /**
@@ -39,6 +54,33 @@ export interface BubblewrapOptions {
  * read-only mount does not stop it, and any of those sockets is a way out of the sandbox.
  */
 export const DEFAULT_HIDDEN_PATHS: readonly string[] = Object.freeze(['/run', '/var/run']);
+
+/**
+ * Hidden by default, relative to the home directory: where common tools keep keys, tokens and
+ * passwords (ssh, AWS, Azure, Google Cloud, Kubernetes, Docker registries, GnuPG, netrc, npm, PyPI,
+ * git's credential store, the GitHub CLI). Reads are not otherwise confined, and whatever a command
+ * prints reaches the model.
+ */
+export const CREDENTIAL_STORES: readonly string[] = Object.freeze([
+  '.ssh',
+  '.aws',
+  '.azure',
+  '.config/gcloud',
+  '.kube',
+  '.docker',
+  '.gnupg',
+  '.netrc',
+  '.npmrc',
+  '.pypirc',
+  '.git-credentials',
+  '.config/gh',
+]);
+
+/**
+ * Size of each private tmpfs (`/tmp`, `/dev/shm`) when the policy names none: SPEC §3 `tmpfsBytes`.
+ * A tmpfs is RAM; without a cap one `cat /dev/zero > /tmp/x` can take half the host's memory.
+ */
+export const DEFAULT_TMPFS_BYTES = 256 * 1024 * 1024;
 
 /** A bwrap that needs longer than this to start `/bin/sh` is wedged; the spawn must not hang on it. */
 const PROBE_TIMEOUT_MS = 10_000;
@@ -54,8 +96,10 @@ const RESOLV_CONF = '/etc/resolv.conf';
 
 /**
  * Namespace and privilege flags shared by every confined mode (and the probe). Deliberately absent:
- * - `--unshare-pid`: the engine reads the shell and its children by host pid from the host `/proc`, and
- *   `$$` inside must be that pid.
+ * - `--as-pid-1`: bwrap's own init stays pid 1 of the namespace (the shell is pid 2). A shell as init
+ *   would be immune, from inside, to every signal it has no handler for (a script's `kill $$` would do
+ *   nothing) and would inherit every orphan to reap; bwrap's init reaps them and carries
+ *   `--die-with-parent` like the launcher.
  * - `--new-session`: it detaches the shell from the pty (`setsid`), which kills job control (`fg`,
  *   Ctrl-Z, `cannot set terminal process group`). The TIOCSTI injection it guards against only reaches
  *   the session's own pty, whose input is read by nothing but this same sandbox.
@@ -68,12 +112,18 @@ const NAMESPACE_ARGS: readonly string[] = Object.freeze([
   '--disable-userns',
   // The host's SysV shared memory, semaphores and POSIX message queues stay out of reach.
   '--unshare-ipc',
+  // Own PID namespace: processes inside see (in the fresh /proc) and signal only the session's own
+  // processes, never the engine, the host or another session. When its init, bwrap's pid 1, dies the
+  // kernel SIGKILLs every process in it, so nothing the session started outlives it.
+  '--unshare-pid',
   // bwrap's default, stated so a root engine never passes capabilities in: CAP_SYS_ADMIN alone could
   // remount every read-only bind writable.
   '--cap-drop',
   'ALL',
-  // SIGKILL the shell if the engine dies. PDEATHSIG follows the thread that forked bwrap: node-pty forks
-  // on the engine thread that owns the session, and a session never outlives its thread.
+  // bwrap sets PDEATHSIG=SIGKILL on itself and on the namespace's init, so an engine that dies (even by
+  // SIGKILL) takes the launcher, then the init, then the whole namespace with it. PDEATHSIG follows the
+  // thread that forked bwrap: node-pty forks on the engine thread that owns the session, and a session
+  // never outlives its thread.
   '--die-with-parent',
 ]);
 
@@ -100,6 +150,7 @@ class BubblewrapSandbox implements SandboxProvider {
   readonly name = 'bubblewrap';
   private readonly bwrapPath: string;
   private readonly extraReadOnlyPaths: readonly string[];
+  /** Default hidden paths plus, unless switched off, the credential stores under the home directory. */
   private readonly hiddenPaths: readonly string[];
   /** The probe's outcome (resolved bwrap path, or the SANDBOX_UNAVAILABLE error), shared by all calls. */
   private availability: Promise<string> | undefined;
@@ -107,7 +158,10 @@ class BubblewrapSandbox implements SandboxProvider {
   constructor(options: BubblewrapOptions) {
     this.bwrapPath = options.bwrapPath ?? 'bwrap';
     this.extraReadOnlyPaths = absolutePaths(options.extraReadOnlyPaths ?? [], 'extraReadOnlyPaths');
-    this.hiddenPaths = absolutePaths(options.hiddenPaths ?? DEFAULT_HIDDEN_PATHS, 'hiddenPaths');
+    const hidden = absolutePaths(options.hiddenPaths ?? DEFAULT_HIDDEN_PATHS, 'hiddenPaths');
+    const [home] = absolutePaths([options.home ?? homedir()], 'home');
+    const stores = options.hideCredentialStores === false ? [] : CREDENTIAL_STORES;
+    this.hiddenPaths = Object.freeze([...hidden, ...stores.map((store) => path.join(home!, store))]);
   }
 
   async confine(argv: string[], policy: SandboxPolicy): Promise<string[]> {
@@ -127,17 +181,18 @@ class BubblewrapSandbox implements SandboxProvider {
         );
     }
     const workspace = await resolveWorkspace(policy.workspaceRoot);
+    const tmpfsBytes = resolveTmpfsBytes(policy.tmpfsBytes);
     // Memoized before the first await so concurrent first calls share one probe.
     this.availability ??= probeBubblewrap(this.bwrapPath);
     const bwrap = await this.availability;
-    const mounts = await this.mountArgs(workspace, policy);
+    const mounts = await this.mountArgs(workspace, tmpfsBytes, policy);
     const network = policy.network === true ? [] : ['--unshare-net'];
     return [bwrap, ...NAMESPACE_ARGS, ...network, ...mounts, '--', ...argv];
   }
 
   /** The mount arguments, parents before children so no later mount is hidden by an earlier one. */
-  private async mountArgs(workspace: string, policy: SandboxPolicy): Promise<string[]> {
-    const steps: MountStep[] = [...systemMounts()];
+  private async mountArgs(workspace: string, tmpfsBytes: number, policy: SandboxPolicy): Promise<string[]> {
+    const steps: MountStep[] = [...systemMounts(tmpfsBytes)];
     const hiddenDirs: string[] = [];
     for (const hidden of await existingRealPaths(this.hiddenPaths)) {
       if (hidden.isDirectory) {
@@ -172,28 +227,55 @@ class BubblewrapSandbox implements SandboxProvider {
     }
     // Array.prototype.sort is stable, so equal (depth, rank) keep their insertion order.
     steps.sort((a, b) => depthOf(a.target) - depthOf(b.target) || a.rank - b.rank);
-    // Last, once every mount point inside them exists: the hiding tmpfs become read-only too.
-    const sealHidden = hiddenDirs.flatMap((dir) => ['--remount-ro', dir]);
-    return [...steps.flatMap((step) => step.args), ...sealHidden];
+    // Last, once every mount point inside them exists: /proc, /dev and the hiding tmpfs become read-only.
+    const seal = [...SEALED_SYSTEM_DIRS, ...hiddenDirs].flatMap((dir) => ['--remount-ro', dir]);
+    return [...steps.flatMap((step) => step.args), ...seal];
   }
 }
 
 /**
  * Mounts every confined mode starts from:
  * - `/` bound read-only. bwrap binds recursively and remounts each submount read-only, so the host's
- *   `/proc` and `/sys` arrive read-only too. The host procfs is kept (no `--proc`): a fresh procfs
- *   would let the sandbox's uid 0 write host sysctls under `/proc/sys` (bwrap only covers some of it).
+ *   `/sys` arrives read-only too.
+ * - a fresh procfs on `/proc`, showing the session's PID namespace only. Sealed read-only at the end
+ *   ({@link SEALED_SYSTEM_DIRS}): writable, it would let a sandbox whose uid 0 is the host's root write
+ *   host-wide sysctls under `/proc/sys` (the kernel checks the uid there, not capabilities, and bwrap
+ *   covers `/proc/sys` only when it looks writable to the caller).
  * - a fresh `/dev`: null, zero, full, random, urandom, tty, a private devpts (ptys created inside
  *   work; other host ptys are invisible) and `/dev/console` bound to the session's pty, which is the
- *   name `tty` reports. Disks and other host devices are unreachable.
- * - a private tmpfs on `/tmp`: writable, empty, gone with the sandbox.
+ *   name `tty` reports. Disks and other host devices are unreachable. bwrap builds it on an uncapped
+ *   tmpfs, so it is sealed read-only at the end; the device nodes and devpts are mounts of their own
+ *   and stay writable.
+ * - private tmpfs on `/tmp` and `/dev/shm`, each capped at `tmpfsBytes`: writable, empty, gone with
+ *   the sandbox. A write past the cap fails with ENOSPC inside; the host is untouched.
  */
-function systemMounts(): MountStep[] {
+function systemMounts(tmpfsBytes: number): MountStep[] {
+  const size = ['--size', String(tmpfsBytes)];
   return [
     { target: '/', rank: MountRank.System, args: ['--ro-bind', '/', '/'] },
+    { target: '/proc', rank: MountRank.System, args: ['--proc', '/proc'] },
     { target: '/dev', rank: MountRank.System, args: ['--dev', '/dev'] },
-    { target: '/tmp', rank: MountRank.System, args: ['--tmpfs', '/tmp'] },
+    { target: '/tmp', rank: MountRank.System, args: [...size, '--tmpfs', '/tmp'] },
+    { target: '/dev/shm', rank: MountRank.System, args: [...size, '--tmpfs', '/dev/shm'] },
   ];
+}
+
+/**
+ * Remounted read-only once everything inside them is mounted. bwrap's `--remount-ro` does not recurse,
+ * so the mounts below (`/dev/pts`, `/dev/shm`, the device nodes) keep their own flags.
+ */
+const SEALED_SYSTEM_DIRS: readonly string[] = Object.freeze(['/proc', '/dev']);
+
+/** The policy's tmpfs size, or the default; anything but a positive safe integer is INVALID_ARGUMENT. */
+function resolveTmpfsBytes(tmpfsBytes: unknown): number {
+  if (tmpfsBytes === undefined) return DEFAULT_TMPFS_BYTES;
+  if (typeof tmpfsBytes !== 'number' || !Number.isSafeInteger(tmpfsBytes) || tmpfsBytes <= 0) {
+    throw new TerminalError(
+      'INVALID_ARGUMENT',
+      `sandbox tmpfsBytes must be a positive integer (bytes), got ${JSON.stringify(tmpfsBytes)}`,
+    );
+  }
+  return tmpfsBytes;
 }
 
 /**
@@ -214,7 +296,8 @@ async function probeBubblewrap(bwrapPath: string): Promise<string> {
   const probeArgs = [
     ...NAMESPACE_ARGS,
     '--unshare-net',
-    ...systemMounts().flatMap((step) => step.args),
+    ...systemMounts(DEFAULT_TMPFS_BYTES).flatMap((step) => step.args),
+    ...SEALED_SYSTEM_DIRS.flatMap((dir) => ['--remount-ro', dir]),
     '--',
     ...PROBE_COMMAND,
   ];
@@ -231,7 +314,8 @@ async function probeBubblewrap(bwrapPath: string): Promise<string> {
           `bubblewrap at ${resolved} cannot create a sandbox on this machine (${complaint}). Usual causes: ` +
             'unprivileged user namespaces are disabled (sysctl user.max_user_namespaces, ' +
             'kernel.unprivileged_userns_clone, or kernel.apparmor_restrict_unprivileged_userns on Ubuntu ' +
-            '24.04+), or a container runtime forbids new namespaces. Allow them, or use sandbox mode ' +
+            '24.04+), a container runtime forbids new namespaces or a fresh /proc, or bubblewrap is older ' +
+            'than 0.7.0 or installed setuid (no --size). Allow them, or use sandbox mode ' +
             'danger-full-access to run unconfined',
           { cause: error },
         ),
