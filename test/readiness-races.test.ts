@@ -47,6 +47,7 @@ function fakeEnvironment(
     drainReplies: async () => undefined,
     writeInput: async () => 'written',
     interrupt: () => SHELL.pgrp,
+    foreground: () => undefined,
     status: () => ({ kind: 'running' }),
     output: new OutputWindow(new LineRing({ maxLines: 1_000, maxBytes: 65_536 })),
     flushOutput: () => undefined,

@@ -81,10 +81,9 @@ export class RemoteSession implements TerminalSession {
 
   startSend(request: SendRequest): SendOperation {
     const sendId = this.nextSendId++;
-    const text = request.text ?? '';
-    const submit = request.submit ?? true;
-    const signal = request.signal;
-    const started = this.call(() => this.remote.startSend(sendId, text, submit));
+    // The AbortSignal stays on this thread; everything else is plain data for the engine to validate.
+    const { signal, ...spec } = request ?? {};
+    const started = this.call(() => this.remote.startSend(sendId, spec));
     let onAbort: (() => void) | undefined;
     const cancel = async (): Promise<void> => {
       await started;
@@ -93,7 +92,9 @@ export class RemoteSession implements TerminalSession {
     const done: Promise<TerminalSendResult> = (async () => {
       await started;
       if (signal !== undefined) {
-        onAbort = () => void cancel().catch(() => undefined);
+        // Aborting ends only the wait (the send settles `running`): a client's own request timeout must
+        // never turn into a signal to the command it was waiting on. `cancel()` is the SIGINT path.
+        onAbort = () => void this.call(() => this.remote.endWait(sendId)).catch(() => undefined);
         if (signal.aborted) onAbort();
         else signal.addEventListener('abort', onAbort, { once: true });
       }

@@ -24,6 +24,7 @@ export const engineConfigSchema = z
     idleSilenceMs: positiveInt.default(3_000),
     handoffGraceMs: nonNegativeInt.default(500),
     timeoutMs: positiveInt.default(30_000),
+    maxTimeoutMs: positiveInt.default(600_000),
     disposeGraceMs: nonNegativeInt.default(3_000),
     threads: positiveInt.max(64).default(1),
   })
@@ -40,6 +41,13 @@ export const engineConfigSchema = z
         code: 'custom',
         path: ['handoffGraceMs'],
         message: `must be >= pollIntervalMs (${config.pollIntervalMs}) so the grace covers at least one probe, got ${config.handoffGraceMs}`,
+      });
+    }
+    if (config.timeoutMs > config.maxTimeoutMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['timeoutMs'],
+        message: `must be <= maxTimeoutMs (${config.maxTimeoutMs}), got ${config.timeoutMs}`,
       });
     }
     if (config.shellArgs !== undefined && config.shellPath === undefined) {

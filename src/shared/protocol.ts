@@ -11,12 +11,16 @@ import type {
   ReadRequest,
   ReadResult,
   SendOutputDelta,
+  SendRequest,
   SessionOutcome,
   SessionStatus,
   SignalName,
   SignalResult,
   TerminalSendResult,
 } from './types.js';
+
+/** A send as it crosses to the engine thread: the request without its `AbortSignal` (ends the wait via `endWait`). */
+export type SendSpec = Omit<SendRequest, 'signal'>;
 
 /** Everything the engine thread needs to start one shell. */
 export interface SessionLaunchSpec {
@@ -71,14 +75,19 @@ export interface RemoteSessionApi {
   launch(): Promise<LaunchInfo>;
   /** Resolves with the MOTD once the shell is proven ready; rejects (coded) on timeout or exit. */
   awaitStartup(): Promise<{ motd: string }>;
-  /** Starts a send with a host-chosen id; returns once the send owns the session's send slot. */
-  startSend(sendId: number, text: string, submit: boolean): Promise<void>;
+  /**
+   * Starts a send with a host-chosen id; returns once the send owns the session's send slot. Rejects
+   * with `INVALID_ARGUMENT` (nothing written) when the request is invalid.
+   */
+  startSend(sendId: number, request: SendSpec): Promise<void>;
   /** Settles with the result of send `sendId`. */
   awaitSend(sendId: number): Promise<TerminalSendResult>;
   /** Output of send `sendId` since the previous call. */
   readSendOutput(sendId: number): Promise<SendOutputDelta>;
   /** Cancels send `sendId` (SIGINT to the foreground group after any in-flight write). */
   cancelSend(sendId: number): Promise<void>;
+  /** Ends only the wait of send `sendId`: it settles `running` (unless settled already); nothing is signalled. */
+  endWait(sendId: number): Promise<void>;
   /** A page of scrollback. */
   read(request: ReadRequest): Promise<ReadResult>;
   /** Delivers a signal to the foreground process group. */

@@ -20,10 +20,11 @@ export default async function runSessionTask(data: SessionTaskData): Promise<Ses
   const api: RemoteSessionApi = {
     launch: async () => session.launch(),
     awaitStartup: () => session.awaitStartup(),
-    startSend: async (sendId, text, submit) => session.startSend(sendId, text, submit),
+    startSend: async (sendId, request) => session.startSend(sendId, request),
     awaitSend: (sendId) => session.awaitSend(sendId),
     readSendOutput: async (sendId) => session.readSendOutput(sendId),
     cancelSend: (sendId) => session.cancelSend(sendId),
+    endWait: async (sendId) => session.endWait(sendId),
     read: async (request) => session.read(request),
     signal: async (signal) => session.signal(signal),
     status: async () => session.status(),

@@ -5,7 +5,13 @@
  */
 import type { EngineConfig } from '../shared/config.js';
 import { TerminalError } from '../shared/errors.js';
-import type { SendOutputDelta, SessionStatus, TerminalSendResult, WaitReason } from '../shared/types.js';
+import type {
+  ForegroundProcess,
+  SendOutputDelta,
+  SessionStatus,
+  TerminalSendResult,
+  WaitReason,
+} from '../shared/types.js';
 import type { OutputMark, OutputWindow } from './output-window.js';
 import { CONTROLLED_PS1 } from './prompt-marker.js';
 import { type PromptCandidate, PromptTracker } from './prompt-tracker.js';
@@ -19,6 +25,7 @@ import {
   type WaitBaseline,
 } from './readiness.js';
 import type { ForegroundSample } from './stdin-wait.js';
+import type { WaitPattern } from './wait-pattern.js';
 
 /** Probe delays after output, in ms: a program that just printed its prompt blocks within microseconds,
  *  so look again almost at once, then back off to `pollIntervalMs` while it keeps running. */
@@ -75,6 +82,8 @@ export interface SendEnvironment {
   interrupt(): number;
   /** Current shell status. */
   status(): SessionStatus;
+  /** What holds the terminal: `readerPid` when given and alive, else the foreground group's leader. */
+  foreground(readerPid?: number): ForegroundProcess | undefined;
   /** The session's output, read from marks (the send's viewport and deltas). */
   readonly output: OutputWindow;
   /** Processes output already read from the pty but not yet through the pipeline. */
@@ -91,6 +100,10 @@ export interface SendOptions {
   submit: boolean;
   /** Startup phase (SPEC §4.1, §8); absent for a caller's send. */
   startup?: StartupPhase;
+  /** This send's wait bound in ms (default config `timeoutMs`). */
+  timeoutMs?: number;
+  /** Settle `pattern` once this matches a line of the send's output. */
+  waitFor?: WaitPattern;
   /** Absolute deadline (`performance.now()` ms) shared by several phases; default start + timeoutMs. */
   deadlineAt?: number;
 }
@@ -170,7 +183,7 @@ export class SendOperation {
     });
     // A transport failure rejects `done`; the session observes it, so it is never unhandled.
     this.done.catch(() => undefined);
-    const deadlineAt = options.deadlineAt ?? this.startedAt + env.config.timeoutMs;
+    const deadlineAt = options.deadlineAt ?? this.startedAt + (options.timeoutMs ?? env.config.timeoutMs);
     this.deadlineTimer = setTimeout(
       () => this.settle('timeout'),
       Math.max(0, deadlineAt - performance.now()),
@@ -331,6 +344,11 @@ export class SendOperation {
     clearTimeout(this.silenceTimer);
     this.silenceTimer = undefined;
     this.clearProbe();
+  }
+
+  /** Ends only the wait: settles `running` (the command goes on); nothing is signalled. */
+  endWait(): void {
+    this.settle('running');
   }
 
   /** The shell exited or the session closed: settle `session_exit`. */
@@ -539,6 +557,8 @@ export class SendOperation {
       result.exitCode = candidate.exitCode;
       result.cwd = candidate.cwd;
     }
+    const foreground = this.env.foreground(candidate?.shellPid);
+    if (foreground !== undefined) result.foreground = foreground;
     return result;
   }
 

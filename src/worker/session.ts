@@ -10,8 +10,9 @@ import { threadId } from 'node:worker_threads';
 import * as pty from 'node-pty';
 import { TerminalError } from '../shared/errors.js';
 import type { ProcessIdentity } from '../shared/proc-stat.js';
-import type { LaunchInfo, SessionLaunchSpec } from '../shared/protocol.js';
+import type { LaunchInfo, SendSpec, SessionLaunchSpec } from '../shared/protocol.js';
 import type {
+  ForegroundProcess,
   ReadRequest,
   ReadResult,
   SendOutputDelta,
@@ -35,6 +36,7 @@ import { BASH_MARKER_VARIABLES, PWSH_VARIABLES, pwshSetupScript } from './pwsh-p
 import type { ShellIdentity } from './readiness.js';
 import { OutputSanitizer, type SanitizerSink, withoutStyles } from './sanitizer.js';
 import { SendOperation } from './send-operation.js';
+import { planSend } from './send-request.js';
 import { type ForegroundSample, sampleForeground } from './stdin-wait.js';
 import { teardownProcessTree } from './teardown.js';
 import { TerminalReplier } from './terminal-replier.js';
@@ -210,7 +212,7 @@ export class SessionCore {
   }
 
   private checkStartup(result: TerminalSendResult): TerminalSendResult {
-    if (result.waitReason === 'timeout') {
+    if (result.waitReason === 'timeout' || result.waitReason === 'running') {
       throw new TerminalError(
         'SPAWN_TIMEOUT',
         `shell did not show a ready prompt within ${this.spec.config.timeoutMs} ms`,
@@ -227,9 +229,13 @@ export class SessionCore {
     return result;
   }
 
-  /** Starts send `id`. Throws SEND_ACTIVE while another send holds the slot. */
-  startSend(id: number, text: string, submit: boolean): void {
+  /**
+   * Starts send `id`. Throws INVALID_ARGUMENT for a bad request and SEND_ACTIVE while another send holds
+   * the slot, both before anything is written.
+   */
+  startSend(id: number, request: SendSpec): void {
     this.assertOpen();
+    const plan = planSend(request, this.spec.config);
     if (this.startup !== undefined) throw new TerminalError('SEND_ACTIVE', 'the session is still starting');
     if (this.active !== undefined) {
       throw new TerminalError(
@@ -237,7 +243,7 @@ export class SessionCore {
         'another send is still active on this session; wait for it or cancel it',
       );
     }
-    const op = new SendOperation(this.sendEnvironment(), { text, submit });
+    const op = new SendOperation(this.sendEnvironment(), plan);
     this.active = { id, op };
     // The slot is released only once no byte or signal of this send can still reach the terminal.
     void op.quiesced.then(() => {
@@ -263,6 +269,11 @@ export class SessionCore {
   /** Cancels send `id`. */
   cancelSend(id: number): Promise<void> {
     return this.sendById(id).cancel();
+  }
+
+  /** Ends only the wait of send `id` (it settles `running`); nothing is signalled. */
+  endWait(id: number): void {
+    this.sendById(id).endWait();
   }
 
   /** A page of scrollback. */
@@ -490,10 +501,25 @@ export class SessionCore {
         return target;
       },
       status: () => this.exitStatus,
+      foreground: (readerPid?: number) => this.foreground(readerPid),
       output: this.outputWindow,
       flushOutput: () => this.processAllOutput(),
       lastReplyAt: () => this.lastReplyAt,
     };
+  }
+
+  /**
+   * What holds the terminal: the reader seen waiting when there is one, else the leader of the
+   * terminal's foreground group (or, when the leader is gone, the shell or the pty child).
+   */
+  private foreground(readerPid?: number): ForegroundProcess | undefined {
+    if (this.exitStatus.kind === 'exited') return undefined;
+    for (const pid of [readerPid, this.foregroundGroup()]) {
+      if (pid === undefined || pid <= 0) continue;
+      const stat = readProcStat(pid);
+      if (stat !== undefined && stat.state !== 'Z' && stat.state !== 'X') return { pid, command: stat.comm };
+    }
+    return undefined;
   }
 
   /**
