@@ -14,8 +14,8 @@ import { capTail, countLines } from './result-cap.js';
 import { sessionIdArgument, sessionStatusOutput } from './schemas.js';
 import { DEFAULT_MAX_RESULT_BYTES, defineTool, type TerminalToolContext } from './tool.js';
 
-/** Longest accepted `waitFor` expression: a pattern to recognise a line, not a program. */
-const MAX_WAIT_FOR_LENGTH = 1_000;
+/** Longest accepted `waitFor` expression (the engine's own bound): a pattern is a few words, not a program. */
+const MAX_WAIT_FOR_LENGTH = 4_096;
 
 /** The engine's default wait bound of a send, clamped like an explicit one when a call has a maximum. */
 const DEFAULT_SEND_TIMEOUT_MS = resolveEngineConfig().timeoutMs;
