@@ -63,7 +63,9 @@ describe('terminal tools on real bash', () => {
     const idle = await run('terminal_send', { sessionId, text: 'echo start; sleep 5; echo end' });
     expect(idle.json).toMatchObject({ waitReason: 'inferred_idle' });
     expect(idle.json).not.toHaveProperty('exitCode');
-    expect(idle.text).toMatch(/start\n\[wait: inferred_idle\] not proven finished.*\n\[session: running\]$/);
+    expect(idle.text).toMatch(
+      /start\n\[wait: inferred_idle\] not proven finished.*\n\[foreground: sleep\]\n\[session: running\]$/,
+    );
     expect((await run('terminal_signal', { sessionId, signal: 'SIGINT' })).json).toMatchObject({
       delivered: true,
     });
@@ -72,9 +74,30 @@ describe('terminal tools on real bash', () => {
       text: 'while :; do echo tick; sleep 0.05; done',
     });
     expect(ticking.json).toMatchObject({ waitReason: 'timeout' });
-    expect(ticking.text).toMatch(/tick\n\[wait: timeout\] .*probably still running.*\n\[session: running\]$/);
+    expect(ticking.text).toMatch(
+      /tick\n\[wait: timeout\] .*probably still running.*\n(?:\[foreground: sleep\]\n)?\[session: running\]$/,
+    );
     await run('terminal_signal', { sessionId, signal: 'SIGINT' });
     const back = await run('terminal_send', { sessionId, text: 'echo done' });
     expect(back.json).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
+  });
+
+  it('a quiet step past its bound renders running in words; a send without text then waits for its end', async () => {
+    const { json } = await run('terminal_open', {});
+    const sessionId = json.sessionId as string;
+    const step = await run('terminal_send', {
+      sessionId,
+      text: 'sleep 2.5; echo late-$((6*7))',
+      timeoutMs: 600,
+    });
+    expect(step.json).toMatchObject({ waitReason: 'running', foreground: { command: 'sleep' } });
+    expect(step.json).not.toHaveProperty('exitCode');
+    expect(step.text).toMatch(
+      /\n\[wait: running\] the command is still running: .*Keep waiting with terminal_send \{"sessionId":"shell-1"\} \(no text\), or stop it with terminal_signal SIGINT\.\n\[foreground: sleep\]\n\[session: running\]$/,
+    );
+    const rest = await run('terminal_send', { sessionId, timeoutMs: 10_000 });
+    expect(rest.json).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
+    expect((rest.json.output as string).split('\n')).toContain('late-42');
+    expect(rest.text).toMatch(/late-42\n\[wait: stdin_read\]\n\[exit: 0\]\n\[session: running\]$/);
   });
 });
