@@ -31,7 +31,10 @@ export interface LiveEchoTarget {
 /** Prints live output; `push` is the session's `onOutput` listener. */
 export class LiveEcho {
   private sending = false;
-  /** Text of this send streamed so far (tail window), to find the result's last line in. */
+  /**
+   * Text printed since the previous result (tail window), to find the next result's last line in: a
+   * result may end with lines printed between sends (the rest of a command that returned `running`).
+   */
   private streamed = '';
   /** Between sends: a line that has not ended yet. */
   private idlePartial = '';
@@ -52,7 +55,6 @@ export class LiveEcho {
   /** A send starts: output from here on is printed as it arrives. */
   beginSend(): void {
     this.sending = true;
-    this.streamed = '';
     this.dropped = 0;
     const partial = this.idlePartial;
     this.idlePartial = '';
@@ -67,15 +69,13 @@ export class LiveEcho {
     const lastLine = viewport.replace(/\n+$/, '').split('\n').at(-1) ?? '';
     if (lastLine !== '' && !this.hasPrinted(lastLine)) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(finish, TAIL_WAIT_MS);
-        const self = this;
-        function finish(): void {
-          clearTimeout(timer);
-          self.tailSeen = undefined;
-          resolve();
-        }
+        const timer = setTimeout(() => this.tailSeen?.(), TAIL_WAIT_MS);
         this.tailLine = lastLine;
-        this.tailSeen = finish;
+        this.tailSeen = () => {
+          clearTimeout(timer);
+          this.tailSeen = undefined;
+          resolve();
+        };
       });
     }
     this.sending = false;
@@ -84,13 +84,13 @@ export class LiveEcho {
       this.print(`[live output: ${this.dropped} characters dropped; :read pages the scrollback]\n`);
       this.dropped = 0;
     }
+    this.streamed = '';
   }
 
   private print(text: string): void {
     if (text === '') return;
     this.target.write(text);
     this.atLineStart = text.endsWith('\n');
-    if (!this.sending) return;
     this.streamed = (this.streamed + text).slice(-STREAM_WINDOW_CHARS);
     if (this.tailSeen !== undefined && this.hasPrinted(this.tailLine)) this.tailSeen();
   }
