@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type IPty, spawn } from 'node-pty';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseSendLine } from '../src/main/cli/interactive.js';
 
 const BIN = new URL('../dist/main/cli/bin.js', import.meta.url).pathname;
 
@@ -140,5 +141,24 @@ describe('interactive CLI under a pty', () => {
     expect(occurrences(screen.text(), 'end-42\n')).toBe(1);
     type(screen, ':quit');
     expect(await screen.exited).toBe(0);
+  });
+});
+
+describe('interactive CLI lines', () => {
+  it('an empty line presses Enter, :wait only waits, :waitfor sends with a pattern, mistakes say how to write them', () => {
+    expect(parseSendLine('')).toEqual({ text: '' });
+    expect(parseSendLine('ls -la')).toEqual({ text: 'ls -la' });
+    expect(parseSendLine(':wait')).toEqual({});
+    expect(parseSendLine(' :wait 45000 ')).toEqual({ timeoutMs: 45_000 });
+    expect(parseSendLine(':wait soon')).toEqual({
+      error: ':wait takes a whole number of ms, e.g. :wait 60000',
+    });
+    expect(parseSendLine(':waitfor /Serving HTTP on/ python3 -m http.server 0')).toEqual({
+      text: 'python3 -m http.server 0',
+      waitFor: 'Serving HTTP on',
+    });
+    expect(parseSendLine(':waitfor ready npm start')).toMatchObject({
+      error: expect.stringMatching(/^:waitfor needs \/REGEX\//),
+    });
   });
 });
