@@ -44,6 +44,7 @@ describe('parseProcStat', () => {
       session: 3,
       ttyNr: 34816,
       tpgid: -1,
+      flags: 4194560,
       startTime: 123456,
     });
   });
@@ -183,6 +184,7 @@ describe.runIf(process.platform === 'linux')('proc probes', () => {
     try {
       expect(fdDevice(process.pid, devNull)).toEqual({
         charDevice: true,
+        socket: false,
         rdev: fs.statSync('/dev/null').rdev,
       });
     } finally {

@@ -7,7 +7,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { resolveEngineConfig } from '../src/shared/config.js';
 import { LineRing } from '../src/worker/line-ring.js';
 import { OutputWindow } from '../src/worker/output-window.js';
-import { baselineOf, judgeReadiness, type ShellIdentity } from '../src/worker/readiness.js';
+import { PromptTracker } from '../src/worker/prompt-tracker.js';
+import {
+  baselineOf,
+  judgeReadiness,
+  type ReadinessInput,
+  type ReadinessVerdict,
+  type ShellIdentity,
+} from '../src/worker/readiness.js';
 import { type SendEnvironment, SendOperation } from '../src/worker/send-operation.js';
 import type { ForegroundSample, ThreadWait } from '../src/worker/stdin-wait.js';
 
@@ -25,9 +32,51 @@ function sample(tpgid: number, members: ThreadWait[]): ForegroundSample {
     shellPgrp: SHELL.pgrp,
     members,
     anyWaiting: members.some((m) => m.verdict === 'waiting'),
+    relay: false,
     at: 0,
   } as ForegroundSample;
 }
+
+/** judgeReadiness with the shell's line editor counting, as it does outside a cancel. */
+function judge(
+  input: Omit<ReadinessInput, 'shellEditorCounts'> & { shellEditorCounts?: boolean },
+): ReadinessVerdict {
+  return judgeReadiness({ shellEditorCounts: true, ...input });
+}
+
+/** What the session feeds alongside a send: its scrollback and its prompt tracker. */
+const streams = new WeakMap<SendOperation, { ring: LineRing; prompt: PromptTracker }>();
+
+/** A send on `env`, cleaned up after the test; feed it with the helpers below. */
+function newOp(env: SendEnvironment, options: ConstructorParameters<typeof SendOperation>[1]): SendOperation {
+  const op = new SendOperation(env, options);
+  streams.set(op, { ring: rings.get(env)!, prompt: env.prompt });
+  ops.push(op);
+  return op;
+}
+
+/** The session's pipeline in small: an OSC payload (our marker or not). */
+function osc(op: SendOperation, payload: string): void {
+  if (streams.get(op)!.prompt.osc(payload)) op.markerArrived();
+}
+
+/** Printable text, through scrollback, tracker and send. */
+function text(op: SendOperation, s: string): void {
+  const stream = streams.get(op)!;
+  stream.ring.text(s);
+  stream.prompt.text(s);
+  op.text(s);
+}
+
+/** A line end, through scrollback, tracker and send. */
+function newline(op: SendOperation): void {
+  const stream = streams.get(op)!;
+  stream.ring.newline();
+  stream.prompt.newline();
+  op.newline();
+}
+
+const rings = new WeakMap<SendEnvironment, LineRing>();
 
 /** A send environment whose foreground samples the test scripts. */
 function fakeEnvironment(
@@ -39,9 +88,17 @@ function fakeEnvironment(
     pollIntervalMs: 20,
     timeoutMs: 5_000,
   });
+  const ring = new LineRing({ maxLines: 1_000, maxBytes: 65_536 });
+  const output = new OutputWindow(ring);
+  let cursor = output.mark();
   const env: SendEnvironment = {
     config,
-    nonce: NONCE,
+    prompt: new PromptTracker(NONCE),
+    exactTier: true,
+    resultCursor: () => cursor,
+    advanceResultCursor: (mark) => {
+      cursor = mark;
+    },
     sample: overrides.current,
     shell: () => SHELL,
     drainReplies: async () => undefined,
@@ -49,11 +106,12 @@ function fakeEnvironment(
     interrupt: () => SHELL.pgrp,
     foreground: () => undefined,
     status: () => ({ kind: 'running' }),
-    output: new OutputWindow(new LineRing({ maxLines: 1_000, maxBytes: 65_536 })),
+    output,
     flushOutput: () => undefined,
     lastReplyAt: () => Number.NEGATIVE_INFINITY,
     ...overrides,
   };
+  rings.set(env, ring);
   return env;
 }
 
@@ -63,17 +121,16 @@ afterEach(() => {
 });
 
 describe('judgeReadiness', () => {
-  const candidate = { exitCode: 0, shellPid: SHELL.pid, cwd: '/', at: 0 };
+  const candidate = { exitCode: 0, shellPid: SHELL.pid, cwd: '/', at: 0, reported: false };
 
   it('prompt evidence needs the shell group in the foreground and the shell blocked on the terminal', () => {
     const atPrompt = sample(100, [thread(100, 'waiting', 1, 'pselect6')]);
     expect(
-      judgeReadiness({ candidate, shell: SHELL, sample: atPrompt, baseline: undefined, leftWait: new Set() })
-        .kind,
+      judge({ candidate, shell: SHELL, sample: atPrompt, baseline: undefined, leftWait: new Set() }).kind,
     ).toBe('prompt');
     const jobInFront = sample(200, [thread(200, 'not_waiting')]);
     expect(
-      judgeReadiness({
+      judge({
         candidate,
         shell: SHELL,
         sample: jobInFront,
@@ -83,7 +140,7 @@ describe('judgeReadiness', () => {
     ).toBe('none');
     const shellRunning = sample(100, [thread(100, 'not_waiting')]);
     expect(
-      judgeReadiness({
+      judge({
         candidate,
         shell: SHELL,
         sample: shellRunning,
@@ -97,19 +154,17 @@ describe('judgeReadiness', () => {
     const nested = { ...candidate, shellPid: 555 };
     const s = sample(100, [thread(100, 'waiting', 1, 'pselect6')]);
     expect(
-      judgeReadiness({ candidate: nested, shell: SHELL, sample: s, baseline: undefined, leftWait: new Set() })
-        .kind,
-    ).toBe('none');
+      judge({ candidate: nested, shell: SHELL, sample: s, baseline: undefined, leftWait: new Set() }).kind,
+    ).not.toBe('prompt'); // the shell in its line editor is a stdin wait at most: no exit code
   });
 
   it('unknown or unreadable state is never positive evidence', () => {
     expect(
-      judgeReadiness({ candidate, shell: SHELL, sample: undefined, baseline: undefined, leftWait: new Set() })
-        .kind,
+      judge({ candidate, shell: SHELL, sample: undefined, baseline: undefined, leftWait: new Set() }).kind,
     ).toBe('none');
     const unknown = sample(200, [thread(200, 'unknown')]);
     expect(
-      judgeReadiness({
+      judge({
         candidate: undefined,
         shell: SHELL,
         sample: unknown,
@@ -119,44 +174,68 @@ describe('judgeReadiness', () => {
     ).toBe('none');
   });
 
-  it('the shell waiting in its own line editor is not a stdin wait (only its marker proves the prompt)', () => {
+  it('the shell waiting in its own line editor is a stdin wait (a continuation prompt), except during a cancel', () => {
     const s = sample(100, [thread(100, 'waiting', 1, 'pselect6')]);
-    expect(
-      judgeReadiness({
-        candidate: undefined,
-        shell: SHELL,
-        sample: s,
-        baseline: undefined,
-        leftWait: new Set(),
-      }).kind,
-    ).toBe('none');
+    const input = {
+      candidate: undefined,
+      shell: SHELL,
+      sample: s,
+      baseline: undefined,
+      leftWait: new Set<number>(),
+    };
+    expect(judge(input).kind).toBe('stdin_wait');
+    expect(judge({ ...input, shellEditorCounts: false }).kind).toBe('none');
     const readBuiltin = sample(100, [thread(100, 'waiting', 1, 'read')]);
-    expect(
-      judgeReadiness({
-        candidate: undefined,
-        shell: SHELL,
-        sample: readBuiltin,
-        baseline: undefined,
-        leftWait: new Set(),
-      }).kind,
-    ).toBe('stdin_wait');
+    expect(judge({ ...input, sample: readBuiltin, shellEditorCounts: false }).kind).toBe('stdin_wait');
   });
 
-  it('a wait that existed before the write counts only after the thread ran or left it', () => {
+  it('a relay (the wait also watches a socket or pty master) is never a stdin wait', () => {
+    const relay = sample(200, [thread(200, 'relay', 1, 'poll')]);
+    expect(
+      judge({ candidate: undefined, shell: SHELL, sample: relay, baseline: undefined, leftWait: new Set() })
+        .kind,
+    ).toBe('none');
+  });
+
+  it('a reader outside the foreground group counts when its wait is new, not when it predates the write', () => {
+    const pinentry = { ...thread(300, 'waiting', 4), outside: true };
+    const job = thread(200, 'not_waiting', 9, 'wait4');
+    const fresh = judge({
+      candidate: undefined,
+      shell: SHELL,
+      sample: sample(200, [job, pinentry]),
+      baseline: baselineOf(sample(200, [job])),
+      leftWait: new Set(),
+    });
+    expect(fresh).toMatchObject({ kind: 'stdin_wait', pid: 300 });
+    const old = judge({
+      candidate: undefined,
+      shell: SHELL,
+      sample: sample(200, [job, pinentry]),
+      baseline: baselineOf(sample(100, [pinentry])),
+      leftWait: new Set(),
+    });
+    expect(old.kind).toBe('none'); // a change of foreground does not make an outsider's old wait new
+  });
+
+  it('a wait that existed before the write is fresh once the thread ran or left it, else unwoken', () => {
     const before = sample(200, [thread(200, 'waiting', 10)]);
     const baseline = baselineOf(before);
     const same = sample(200, [thread(200, 'waiting', 10)]);
-    expect(
-      judgeReadiness({ candidate: undefined, shell: SHELL, sample: same, baseline, leftWait: new Set() })
-        .kind,
-    ).toBe('none');
+    const unwoken: ReadinessVerdict = judge({
+      candidate: undefined,
+      shell: SHELL,
+      sample: same,
+      baseline,
+      leftWait: new Set(),
+    });
+    expect(unwoken).toMatchObject({ kind: 'unwoken_wait', tid: 200, switches: 10 });
     const ran = sample(200, [thread(200, 'waiting', 11)]);
     expect(
-      judgeReadiness({ candidate: undefined, shell: SHELL, sample: ran, baseline, leftWait: new Set() }).kind,
+      judge({ candidate: undefined, shell: SHELL, sample: ran, baseline, leftWait: new Set() }).kind,
     ).toBe('stdin_wait');
     expect(
-      judgeReadiness({ candidate: undefined, shell: SHELL, sample: same, baseline, leftWait: new Set([200]) })
-        .kind,
+      judge({ candidate: undefined, shell: SHELL, sample: same, baseline, leftWait: new Set([200]) }).kind,
     ).toBe('stdin_wait');
   });
 
@@ -164,8 +243,7 @@ describe('judgeReadiness', () => {
     const baseline = baselineOf(sample(200, [thread(200, 'waiting', 10)]));
     const other = sample(300, [thread(300, 'waiting', 10)]);
     expect(
-      judgeReadiness({ candidate: undefined, shell: SHELL, sample: other, baseline, leftWait: new Set() })
-        .kind,
+      judge({ candidate: undefined, shell: SHELL, sample: other, baseline, leftWait: new Set() }).kind,
     ).toBe('stdin_wait');
   });
 });
@@ -173,11 +251,10 @@ describe('judgeReadiness', () => {
 describe('SendOperation races', () => {
   it('marker before the foreground handoff: the grace lets the handoff win (stdin_read with exit code)', async () => {
     let current = sample(200, [thread(200, 'not_waiting')]); // the job still owns the foreground
-    const op = new SendOperation(fakeEnvironment({ current: () => current }), { text: 'job', submit: true });
-    ops.push(op);
+    const op = newOp(fakeEnvironment({ current: () => current }), { text: 'job', submit: true });
     await op.start();
-    op.osc(marker(7));
-    op.text('$ ');
+    osc(op, marker(7));
+    text(op, '$ ');
     op.endOfChunk();
     // Past the silence bound (150 ms) the candidate is kept for handoffGraceMs (200 ms) …
     await new Promise((resolve) => setTimeout(resolve, 220));
@@ -190,12 +267,11 @@ describe('SendOperation races', () => {
 
   it('marker without a handoff settles inferred_idle only after silence + grace, not before', async () => {
     const current = sample(200, [thread(200, 'not_waiting')]);
-    const op = new SendOperation(fakeEnvironment({ current: () => current }), { text: 'job', submit: true });
-    ops.push(op);
+    const op = newOp(fakeEnvironment({ current: () => current }), { text: 'job', submit: true });
     const started = performance.now();
     await op.start();
-    op.osc(marker(0));
-    op.text('$ ');
+    osc(op, marker(0));
+    text(op, '$ ');
     op.endOfChunk();
     const result = await op.done;
     expect(result.waitReason).toBe('inferred_idle');
@@ -203,19 +279,71 @@ describe('SendOperation races', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(150 + 200 - 5);
   });
 
-  it('a pre-existing wait in the same group does not settle the send; the same thread running again does', async () => {
-    let current = sample(200, [thread(200, 'waiting', 10)]);
-    const op = new SendOperation(fakeEnvironment({ current: () => current }), { text: '1+1', submit: true });
-    ops.push(op);
+  it('a pre-existing wait the write did not wake is proven only after handoffGraceMs of unchanged counters', async () => {
+    const current = sample(200, [thread(200, 'waiting', 10)]);
+    const op = newOp(fakeEnvironment({ current: () => current }), { text: 'abc', submit: false });
     await op.start(); // the baseline is taken here: thread 200 already waiting with 10 switches
-    op.text('1+1');
+    text(op, 'abc'); // the echo (canonical mode: the line discipline echoes, the reader sleeps on)
+    op.endOfChunk();
+    const echoAt = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(op.settled).toBe(false);
+    const result = await op.done;
+    expect(result.waitReason).toBe('stdin_read');
+    expect(performance.now() - echoAt).toBeGreaterThanOrEqual(200 - 5); // handoffGraceMs
+  });
+
+  it('a pre-existing wait in the same group that the write woke settles once it runs again', async () => {
+    let current = sample(200, [thread(200, 'waiting', 10)]);
+    const op = newOp(fakeEnvironment({ current: () => current }), { text: '1+1', submit: true });
+    await op.start();
+    current = sample(200, [thread(200, 'not_waiting', 11)]);
+    text(op, '1+1');
     op.endOfChunk();
     await new Promise((resolve) => setTimeout(resolve, 60));
     expect(op.settled).toBe(false);
     current = sample(200, [thread(200, 'waiting', 12)]);
-    op.newline();
+    newline(op);
     op.endOfChunk();
     expect((await op.done).waitReason).toBe('stdin_read');
+  });
+
+  it('at the wait bound: `running` when the foreground was read, `timeout` when it could not be', async () => {
+    const busy = sample(200, [thread(200, 'not_waiting', 3, 'clock_nanosleep')]);
+    const seen = newOp(fakeEnvironment({ current: () => busy }), {
+      text: 'sleep 9',
+      submit: true,
+      timeoutMs: 400,
+    });
+    await seen.start();
+    newline(seen);
+    seen.endOfChunk();
+    const running = await seen.done;
+    expect(running.waitReason).toBe('running'); // silence (150 ms) did not settle it: the line ended
+    expect(running.elapsedMs).toBeGreaterThanOrEqual(395);
+    const blind = newOp(fakeEnvironment({ current: () => undefined }), {
+      text: 'x',
+      submit: true,
+      timeoutMs: 400,
+    });
+    await blind.start();
+    expect((await blind.done).waitReason).toBe('timeout');
+  });
+
+  it('a relay settles inferred_idle after the silence bound, never stdin_read', async () => {
+    const relay = sample(200, [thread(200, 'relay', 3, 'poll')]);
+    relay.relay = true;
+    const op = newOp(fakeEnvironment({ current: () => relay }), {
+      text: 'script -qc sh /dev/null',
+      submit: true,
+    });
+    await op.start();
+    newline(op);
+    op.endOfChunk();
+    const started = performance.now();
+    const result = await op.done;
+    expect(result.waitReason).toBe('inferred_idle');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(150 - 5);
   });
 
   it('a stdin wait right after a terminal reply was written is proven only once the reader had time to take it', async () => {
@@ -223,14 +351,13 @@ describe('SendOperation races', () => {
     // read (the pty's flush work and the scheduler lag under load). Its state looks like a stdin wait.
     let current = sample(200, [thread(200, 'not_waiting', 6)]);
     let replyAt = Number.NEGATIVE_INFINITY;
-    const op = new SendOperation(fakeEnvironment({ current: () => current, lastReplyAt: () => replyAt }), {
+    const op = newOp(fakeEnvironment({ current: () => current, lastReplyAt: () => replyAt }), {
       text: 'ask-the-terminal',
       submit: true,
     });
-    ops.push(op);
     await op.start(); // the baseline: the program running
     current = sample(200, [thread(200, 'waiting', 7)]);
-    op.text('\x1b[6n');
+    text(op, '\x1b[6n');
     replyAt = performance.now();
     op.endOfChunk();
     const started = replyAt;
@@ -242,18 +369,17 @@ describe('SendOperation races', () => {
   it('evidence from before the write is discarded at the write boundary', async () => {
     const current = sample(100, [thread(100, 'waiting', 1, 'pselect6')]);
     let release!: () => void;
-    const op = new SendOperation(
+    const op = newOp(
       fakeEnvironment({
         current: () => current,
         drainReplies: () => new Promise<void>((resolve) => (release = resolve)),
       }),
       { text: 'sleep 1', submit: true },
     );
-    ops.push(op);
     const started = op.start();
     // An old prompt (marker + PS1) arrives while replies drain, before the write: it must not count.
-    op.osc(marker(0));
-    op.text('$ ');
+    osc(op, marker(0));
+    text(op, '$ ');
     op.endOfChunk();
     release();
     await started;

@@ -32,6 +32,8 @@ export interface ProcStat {
   ttyNr: number;
   /** Field 8: foreground process group of the controlling terminal, -1 when none. */
   tpgid: number;
+  /** Field 9: the kernel's per-task flags (`PF_*`; `PF_EXITING` = 0x4 while the task exits). */
+  flags: number;
   /** Field 22: start time in clock ticks since boot. */
   startTime: number;
 }
@@ -61,6 +63,7 @@ export function parseProcStat(text: string): ProcStat | undefined {
   const session = parseDecimal(rest[3]!);
   const ttyNr = parseDecimal(rest[4]!);
   const tpgid = parseDecimal(rest[5]!);
+  const flags = parseDecimal(rest[6]!);
   const startTime = parseDecimal(rest[19]!);
   if (
     !/^[A-Za-z]$/.test(state) ||
@@ -69,11 +72,21 @@ export function parseProcStat(text: string): ProcStat | undefined {
     session === undefined ||
     ttyNr === undefined ||
     tpgid === undefined ||
+    flags === undefined ||
     startTime === undefined
   ) {
     return undefined;
   }
-  return { pid, comm: text.slice(open + 1, close), state, ppid, pgrp, session, ttyNr, tpgid, startTime };
+  const comm = text.slice(open + 1, close);
+  return { pid, comm, state, ppid, pgrp, session, ttyNr, tpgid, flags, startTime };
+}
+
+/** `PF_EXITING` of the stat flags: the task is in `do_exit` (it can never wait for input again). */
+export const PF_EXITING = 0x4;
+
+/** True when the stat describes a task that is exiting or has exited (zombie, dead, or in `do_exit`). */
+export function isExiting(stat: ProcStat): boolean {
+  return stat.state === 'Z' || stat.state === 'X' || (stat.flags & PF_EXITING) !== 0;
 }
 
 /** The identity of the process a parsed stat describes. */

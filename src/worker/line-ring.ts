@@ -128,6 +128,11 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
     return this.firstSeq + this.count;
   }
 
+  /** True when the open line holds no text (the output ends in a line end, or is empty). */
+  get openLineEmpty(): boolean {
+    return this.openStart === this.writeEnd;
+  }
+
   /** The open (last, unterminated) line as it is now. */
   openLine(): string {
     return this.decode(this.openStart, this.writeEnd);

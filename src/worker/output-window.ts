@@ -27,6 +27,11 @@ export interface OutputSince {
 export class OutputWindow {
   constructor(private readonly ring: LineRing) {}
 
+  /** True when the output ends in an unterminated line with text on it (a prompt, a partial line). */
+  endsInPartialLine(): boolean {
+    return !this.ring.openLineEmpty;
+  }
+
   /** The current end of the output. */
   mark(): OutputMark {
     return { seq: this.ring.headSeq, prefix: this.ring.openLine() };

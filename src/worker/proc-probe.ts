@@ -169,6 +169,8 @@ export function ignoredSignals(pid: number): bigint | undefined {
 export interface FdDevice {
   /** True for a character device (a tty, /dev/null, …). */
   charDevice: boolean;
+  /** True for a socket. */
+  socket: boolean;
   /** The device number (`st_rdev`); 0 for anything but a device. */
   rdev: number;
 }
@@ -181,7 +183,9 @@ export interface FdDevice {
 export function fdDevice(pid: number, fd: number): FdDevice | undefined {
   try {
     const stats = fs.statSync(`/proc/${pid}/fd/${fd}`, { throwIfNoEntry: false });
-    return stats === undefined ? undefined : { charDevice: stats.isCharacterDevice(), rdev: stats.rdev };
+    return stats === undefined
+      ? undefined
+      : { charDevice: stats.isCharacterDevice(), socket: stats.isSocket(), rdev: stats.rdev };
   } catch (_vanishedOrDenied) {
     return undefined;
   }

@@ -9,13 +9,20 @@ import { CONTROLLED_PS1, type PromptMarker, parseOwnedMarker } from './prompt-ma
 export interface PromptCandidate extends PromptMarker {
   /** `performance.now()` when the prompt text completed. */
   at: number;
+  /** True once a result carried this marker's exit code (a later wait-only send does not repeat it). */
+  reported: boolean;
 }
 
-/** Follows markers and prompt text; `candidate` is set while the stream ends in marker + PS1. */
+/**
+ * Follows markers and prompt text; `candidate` is set while the stream ends in marker + PS1. One per
+ * session, fed all the time (also between sends), so a wait-only send sees a prompt that arrived after
+ * the previous result; a send with input resets it at its write boundary.
+ */
 export class PromptTracker {
   private marker: PromptMarker | undefined;
   private tail = '';
   private completedAt = 0;
+  private reported = false;
 
   constructor(
     private readonly nonce: string,
@@ -25,7 +32,12 @@ export class PromptTracker {
   /** The current candidate, or undefined. */
   get candidate(): PromptCandidate | undefined {
     if (this.marker === undefined || this.tail !== this.prompt) return undefined;
-    return { ...this.marker, at: this.completedAt };
+    return { ...this.marker, at: this.completedAt, reported: this.reported };
+  }
+
+  /** A result carried the current marker's exit code and cwd. */
+  markReported(): void {
+    this.reported = true;
   }
 
   /** Forget everything (the write boundary: evidence from before a write never counts). */
@@ -40,6 +52,7 @@ export class PromptTracker {
     if (marker === undefined) return false;
     this.marker = marker;
     this.tail = '';
+    this.reported = false;
     return true;
   }
 

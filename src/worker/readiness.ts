@@ -26,8 +26,18 @@ export interface WaitBaseline {
 export type ReadinessVerdict =
   /** The shell's own marker + PS1, the shell owns the foreground and is blocked on the terminal. */
   | { kind: 'prompt'; candidate: PromptCandidate; tid: number; switches: number | undefined; tpgid: number }
-  /** A foreground thread is newly blocked reading the terminal. */
-  | { kind: 'stdin_wait'; tid: number; switches: number | undefined; tpgid: number }
+  /**
+   * A thread of the session is newly blocked reading the terminal: a foreground member (the shell in its
+   * line editor included: a continuation prompt, `read -e`), or a process outside the foreground group
+   * that opened the terminal itself.
+   */
+  | { kind: 'stdin_wait'; pid: number; tid: number; switches: number | undefined; tpgid: number }
+  /**
+   * Rule 4: a foreground thread that was already blocked on the terminal at the write boundary and has
+   * not run since (a canonical-mode `read` given text without Enter). Proof once that holds for
+   * `handoffGraceMs` after the echo.
+   */
+  | { kind: 'unwoken_wait'; pid: number; tid: number; switches: number; tpgid: number }
   /** Nothing proven (yet). */
   | { kind: 'none' };
 
@@ -39,13 +49,18 @@ export interface ReadinessInput {
   shell: ShellIdentity | undefined;
   /** Fresh sample of the foreground group; undefined when /proc could not be read. */
   sample: ForegroundSample | undefined;
-  /** Foreground state at the write boundary; undefined means nothing pre-existed (startup). */
+  /** Foreground state at the write boundary; undefined means nothing pre-existed (startup, wait-only). */
   baseline: WaitBaseline | undefined;
   /** Threads observed outside a terminal wait since the write boundary. */
   leftWait: ReadonlySet<number>;
+  /**
+   * Whether the shell blocked in its line editor without a marker counts as waiting. Not while a cancel
+   * may have left half a line typed there (the send clears it first, and the fresh prompt proves).
+   */
+  shellEditorCounts: boolean;
 }
 
-/** The shell's own line editor blocks in these; they mean "at a prompt", which only the marker may prove. */
+/** The shell's own line editor blocks in these (readline: `pselect6` on fd 0). */
 const LINE_EDITOR_SYSCALLS = new Set(['pselect6', 'select', 'poll', 'ppoll']);
 
 /** Snapshot of pre-existing waits at the write boundary (rule 4). */
@@ -64,7 +79,7 @@ export function noteLeftWait(sample: ForegroundSample | undefined, leftWait: Set
   }
 }
 
-/** Decides readiness. Unknown or unreadable state is never positive evidence. */
+/** Decides readiness. Unknown or unreadable state, and relays, are never positive evidence. */
 export function judgeReadiness(input: ReadinessInput): ReadinessVerdict {
   const { candidate, shell, sample } = input;
   if (sample === undefined) return { kind: 'none' };
@@ -78,17 +93,41 @@ export function judgeReadiness(input: ReadinessInput): ReadinessVerdict {
     }
   }
 
-  // Rule 3 + 4: a foreground thread blocked reading the terminal, and that wait is new since the write.
+  // Rule 3 + 4: a thread blocked reading the terminal, and that wait is new since the write.
+  let unwoken: ReadinessVerdict | undefined;
   for (const member of sample.members) {
     if (member.verdict !== 'waiting') continue;
-    if (shell !== undefined && member.pid === shell.pid && isLineEditorWait(member)) continue;
-    if (!isFreshWait(member, sample.tpgid, input)) continue;
-    return { kind: 'stdin_wait', tid: member.tid, switches: member.switches, tpgid: sample.tpgid };
+    const atShellEditor = shell !== undefined && member.pid === shell.pid && isLineEditorWait(member);
+    if (atShellEditor && !input.shellEditorCounts) continue;
+    if (isFreshWait(member, sample.tpgid, input)) {
+      return {
+        kind: 'stdin_wait',
+        pid: member.pid,
+        tid: member.tid,
+        switches: member.switches,
+        tpgid: sample.tpgid,
+      };
+    }
+    const before = input.baseline?.waiting.get(member.tid);
+    if (
+      unwoken === undefined &&
+      member.outside !== true &&
+      before !== undefined &&
+      member.switches === before
+    ) {
+      unwoken = {
+        kind: 'unwoken_wait',
+        pid: member.pid,
+        tid: member.tid,
+        switches: before,
+        tpgid: sample.tpgid,
+      };
+    }
   }
-  return { kind: 'none' };
+  return unwoken ?? { kind: 'none' };
 }
 
-/** The shell waiting in its line editor is at a prompt (or continuation prompt): only the marker proves it. */
+/** The shell waiting in its line editor: at a prompt or a continuation prompt, or in `read -e`. */
 function isLineEditorWait(member: ThreadWait): boolean {
   return member.syscall === undefined || LINE_EDITOR_SYSCALLS.has(member.syscall);
 }
@@ -96,7 +135,9 @@ function isLineEditorWait(member: ThreadWait): boolean {
 function isFreshWait(member: ThreadWait, tpgid: number, input: ReadinessInput): boolean {
   const { baseline, leftWait } = input;
   if (baseline === undefined) return true;
-  if (baseline.tpgid !== tpgid) return true; // a different foreground group is new evidence
+  // A different foreground group is new evidence; not for a process outside it, which the change of
+  // foreground did not touch.
+  if (baseline.tpgid !== tpgid && member.outside !== true) return true;
   if (!baseline.waiting.has(member.tid)) return true; // it was not waiting at the write boundary
   if (leftWait.has(member.tid)) return true; // observed leaving the wait since
   const before = baseline.waiting.get(member.tid);

@@ -1,7 +1,18 @@
 /**
  * One send's whole lifecycle (SPEC §4.2, §4.4): the write, the readiness evidence gathered after it, the
- * deadline, the silence bound, the probe timer, cancellation and the output slice. The session holds at
- * most one. Its state is a closed union, and every timer it arms is owned here and cleared on settle.
+ * wait bound, the silence tier, `waitFor`, the probe timer, cancellation and the output slice. The
+ * session holds at most one. Its state is a closed union, and every timer it arms is owned here and
+ * cleared on settle.
+ *
+ * How a send settles, where the exact tier works (Linux x86-64/arm64):
+ * - `stdin_read`: the shell's verified prompt, or a thread of the session newly blocked reading the
+ *   terminal (confirmed over a short quiet), or a wait the write did not wake (rule 4);
+ * - `pattern`: `waitFor` matched a line;
+ * - `inferred_idle`: no pty bytes for `idleSilenceMs` and the probes cannot see the reader — a relay, or
+ *   an unterminated last line while no process of the foreground group ran;
+ * - `running` at the wait bound (or when the caller ends the wait), `timeout` when the foreground could
+ *   not be read then. Silence alone never settles anything else.
+ * Without the exact tier the silence bound settles `inferred_idle` as before.
  */
 import type { EngineConfig } from '../shared/config.js';
 import { TerminalError } from '../shared/errors.js';
@@ -14,18 +25,19 @@ import type {
 } from '../shared/types.js';
 import type { OutputMark, OutputWindow } from './output-window.js';
 import { CONTROLLED_PS1 } from './prompt-marker.js';
-import { type PromptCandidate, PromptTracker } from './prompt-tracker.js';
+import type { PromptCandidate, PromptTracker } from './prompt-tracker.js';
 import type { WriteOutcome } from './pty-input-writer.js';
 import {
   baselineOf,
   judgeReadiness,
   noteLeftWait,
+  type ReadinessVerdict,
   type ShellIdentity,
   shellHoldsPartialLine,
   type WaitBaseline,
 } from './readiness.js';
 import type { ForegroundSample } from './stdin-wait.js';
-import type { WaitPattern } from './wait-pattern.js';
+import { PatternWatch, type WaitPattern } from './wait-pattern.js';
 
 /** Probe delays after output, in ms: a program that just printed its prompt blocks within microseconds,
  *  so look again almost at once, then back off to `pollIntervalMs` while it keeps running. */
@@ -68,8 +80,10 @@ const REPLY_GRACE_MS = 30;
 /** What a send needs from its session. */
 export interface SendEnvironment {
   readonly config: EngineConfig;
-  /** The session nonce, for the send's prompt tracker. */
-  readonly nonce: string;
+  /** The session's prompt evidence (fed by the session all the time; reset at a write boundary). */
+  readonly prompt: PromptTracker;
+  /** Whether `/proc` wait probes work here (Linux, a known syscall table); without them silence decides. */
+  readonly exactTier: boolean;
   /** Samples the foreground process group; undefined when it cannot be read. */
   sample(): ForegroundSample | undefined;
   /** The session's shell, when known. During startup it may be resolved from a prompt candidate. */
@@ -86,6 +100,10 @@ export interface SendEnvironment {
   foreground(readerPid?: number): ForegroundProcess | undefined;
   /** The session's output, read from marks (the send's viewport and deltas). */
   readonly output: OutputWindow;
+  /** Where the previous result's output ended: this send's result starts there (continuity, SPEC §4.2). */
+  resultCursor(): OutputMark;
+  /** Moves the continuity cursor to where this send's result ended. */
+  advanceResultCursor(mark: OutputMark): void;
   /** Processes output already read from the pty but not yet through the pipeline. */
   flushOutput(): void;
   /** When the terminal replier last wrote a reply into the pty (`performance.now()` ms; -Infinity: never). */
@@ -94,7 +112,7 @@ export interface SendEnvironment {
 
 /** Options of one send. */
 export interface SendOptions {
-  /** Text to type; empty for startup. */
+  /** Text to type; empty for startup and for a wait-only send. */
   text: string;
   /** Append `\r`. */
   submit: boolean;
@@ -116,8 +134,15 @@ export interface SendOptions {
  */
 export type StartupPhase = 'bash' | 'pwsh-wait' | 'pwsh-setup';
 
-/** States of a send. */
-type SendState = { kind: 'draining' } | { kind: 'writing' } | { kind: 'waiting' } | { kind: 'settled' };
+/** States of a send; each carries what belongs to it. */
+type SendState =
+  /** Terminal replies are drained before the caller's input. */
+  | { kind: 'draining' }
+  /** The input is being written. */
+  | { kind: 'writing' }
+  /** Gathering evidence; `since` is when the write finished (or the send began, without input). */
+  | { kind: 'waiting'; since: number }
+  | { kind: 'settled' };
 
 /** A readiness verdict waiting out its confirm window. */
 interface PendingConfirm {
@@ -126,11 +151,21 @@ interface PendingConfirm {
   switches: number | undefined;
   tpgid: number;
   outputSeq: number;
+  /** Run counters of the reader's process when first seen: none of its threads may run meanwhile. */
+  processRuns: string;
+}
+
+/** Whether the foreground group ran while the pty was quiet (the silence tier's "nothing ran" test). */
+interface QuietRun {
+  /** Run counters of every foreground thread, as last seen. */
+  runs: string;
+  /** When they last changed (or output arrived). */
+  since: number;
 }
 
 /**
- * One send. Feed it the sanitized stream (`text`, `newline`, `textBlock`, `rewriteLine`, `osc`) and call
- * `endOfChunk()` after each processed batch.
+ * One send. Feed it the sanitized stream (`text`, `newline`, `textBlock`, `rewriteLine`, `markerArrived`)
+ * and call `endOfChunk()` after each processed pty chunk, with or without text in it.
  */
 export class SendOperation {
   /** Settles exactly once with the send's result (or rejects on a write/signal transport failure). */
@@ -141,18 +176,25 @@ export class SendOperation {
   private state: SendState = { kind: 'draining' };
   private readonly startedAt = performance.now();
   private readonly tracker: PromptTracker;
-  private outputMark: OutputMark;
+  /** A caller's send without input: no write boundary, any wait already there is readiness. */
+  private readonly waitOnly: boolean;
+  /** Where this send's result starts (the previous result's end). */
+  private readonly resultMark: OutputMark;
   private deltaMark: OutputMark;
   private baseline: WaitBaseline | undefined;
   private readonly leftWait = new Set<number>();
+  private readonly watch: PatternWatch | undefined;
   private hadOutput = false;
   private outputSeq = 0;
-  private graceUsed = false;
   private cancelRequested = false;
   private interruptsSent = 0;
   private outputPending = false;
   private residueSeen: { outputSeq: number; at: number } | undefined;
+  /** Last sanitized output (text, line ends, our marker). */
   private lastOutputAt = 0;
+  /** Last pty bytes of any kind: silence is measured on these (rule 5), not on sanitized text. */
+  private lastByteAt = 0;
+  private quietRun: QuietRun = { runs: '', since: 0 };
   private probeDueAt = Number.POSITIVE_INFINITY;
   private probeImmediate: NodeJS.Immediate | undefined;
   private candidateSpins = 0;
@@ -161,7 +203,6 @@ export class SendOperation {
   private confirm: PendingConfirm | undefined;
   private probeStep = 0;
   private deadlineTimer: NodeJS.Timeout | undefined;
-  private silenceTimer: NodeJS.Timeout | undefined;
   private probeTimer: NodeJS.Timeout | undefined;
   private writeDone: Promise<WriteOutcome | 'failed'> = Promise.resolve('written');
   private cancelDone: Promise<void> = Promise.resolve();
@@ -172,11 +213,16 @@ export class SendOperation {
     private readonly env: SendEnvironment,
     private readonly options: SendOptions,
   ) {
-    this.tracker = new PromptTracker(env.nonce);
+    this.tracker = env.prompt;
+    this.waitOnly = options.startup === undefined && options.text === '' && !options.submit;
     this.inputMayBePending =
       Buffer.byteLength(options.text) > LARGE_WRITE_BYTES ||
       /[\r\n]/.test(options.text.replace(/[\r\n]+$/, ''));
-    this.outputMark = this.deltaMark = env.output.mark();
+    this.resultMark = this.deltaMark = env.resultCursor();
+    if (options.waitFor !== undefined) {
+      this.watch = new PatternWatch(options.waitFor, options.text);
+    }
+    this.lastByteAt = this.lastOutputAt = this.startedAt;
     this.done = new Promise<TerminalSendResult>((resolve, reject) => {
       this.resolveDone = resolve;
       this.rejectDone = reject;
@@ -184,10 +230,7 @@ export class SendOperation {
     // A transport failure rejects `done`; the session observes it, so it is never unhandled.
     this.done.catch(() => undefined);
     const deadlineAt = options.deadlineAt ?? this.startedAt + (options.timeoutMs ?? env.config.timeoutMs);
-    this.deadlineTimer = setTimeout(
-      () => this.settle('timeout'),
-      Math.max(0, deadlineAt - performance.now()),
-    );
+    this.deadlineTimer = setTimeout(() => this.onDeadline(), Math.max(0, deadlineAt - performance.now()));
     this.quiesced = this.done.then(
       () => this.settledSideEffects(),
       () => this.settledSideEffects(),
@@ -206,6 +249,13 @@ export class SendOperation {
       this.beginWaiting();
       return;
     }
+    if (this.waitOnly) {
+      // No input, no write boundary: the output since the previous result and a prompt that arrived
+      // since are this send's evidence, and a wait already there is readiness.
+      this.watchEarlierOutput();
+      this.beginWaiting();
+      return;
+    }
     try {
       await this.env.drainReplies();
     } catch {
@@ -219,7 +269,6 @@ export class SendOperation {
     }
     // Write boundary (rule 5): evidence gathered before this point is discarded.
     this.tracker.reset();
-    this.outputMark = this.deltaMark = this.env.output.mark();
     this.hadOutput = false;
     const atBoundary = this.env.sample();
     this.baseline = baselineOf(atBoundary);
@@ -252,48 +301,54 @@ export class SendOperation {
   /** Sanitized text of the current line. */
   text(s: string): void {
     if (!this.collecting()) return;
-    this.tracker.text(s);
+    this.watch?.text(s);
     this.outputPending = true;
   }
 
   /** End of line. */
   newline(): void {
     if (!this.collecting()) return;
-    this.tracker.newline();
+    this.watch?.newline();
     this.outputPending = true;
   }
 
   /** Several lines at once. */
   textBlock(block: string): void {
     if (!this.collecting()) return;
-    this.tracker.textBlock(block);
+    this.watch?.textBlock(block);
     this.outputPending = true;
   }
 
   /** Carriage-return rewrite of the current line. */
   rewriteLine(): void {
     if (!this.collecting()) return;
-    this.tracker.rewriteLine();
+    this.watch?.rewriteLine();
     this.outputPending = true;
   }
 
-  /** An OSC payload (maybe our marker). */
-  osc(payload: string): void {
+  /** One of our prompt markers arrived (the session's tracker has it). */
+  markerArrived(): void {
     if (!this.collecting()) return;
-    if (this.tracker.osc(payload)) this.outputPending = true;
+    this.outputPending = true;
   }
 
   /**
-   * The end of one pty data chunk. Readiness bookkeeping runs here once per chunk, never per line: a
-   * flood delivers thousands of lines per chunk, and re-arming timers for each would dominate its cost.
+   * The end of one pty data chunk (with or without text in it). Readiness bookkeeping runs here once per
+   * chunk, never per line: a flood delivers thousands of lines per chunk, and re-arming timers for each
+   * would dominate its cost.
    */
   endOfChunk(): void {
+    this.lastByteAt = performance.now();
     if (!this.outputPending) return;
     this.outputPending = false;
     this.hadOutput = true;
     this.outputSeq++;
-    this.lastOutputAt = performance.now();
+    this.lastOutputAt = this.lastByteAt;
     if (this.state.kind !== 'waiting') return;
+    if (this.watch?.testPartial()) {
+      this.settle('pattern');
+      return;
+    }
     this.probeStep = 0;
     if (this.tracker.candidate !== undefined) {
       this.candidateSpins = 0;
@@ -341,8 +396,6 @@ export class SendOperation {
     if (this.settled) return;
     this.readinessStopped = true;
     // The absolute deadline stays armed: if teardown fails, the send still settles within timeoutMs.
-    clearTimeout(this.silenceTimer);
-    this.silenceTimer = undefined;
     this.clearProbe();
   }
 
@@ -369,44 +422,69 @@ export class SendOperation {
   }
 
   private beginWaiting(): void {
-    this.state = { kind: 'waiting' };
+    const now = performance.now();
+    this.state = { kind: 'waiting', since: now };
     if (this.readinessStopped) return;
-    this.armSilence();
+    if (this.watch?.testPartial()) {
+      this.settle('pattern');
+      return;
+    }
+    this.quietRun = { runs: '', since: now };
     this.probeStep = 0;
-    // Without output yet, the first exact probe waits `exactProbeAfterMs`; output brings it forward.
-    this.scheduleProbe(this.hadOutput ? 0 : this.env.config.exactProbeAfterMs);
+    // Without output yet, the first exact probe waits `exactProbeAfterMs` (the input is still being
+    // read); output brings it forward. A wait-only send asks at once: nothing was typed.
+    this.scheduleProbe(this.hadOutput || this.waitOnly ? 0 : this.env.config.exactProbeAfterMs);
   }
 
-  private armSilence(): void {
-    clearTimeout(this.silenceTimer);
-    this.graceUsed = false;
-    this.silenceTimer = setTimeout(() => this.onSilence(), this.env.config.idleSilenceMs);
+  /** A wait-only send's `waitFor` also looks at the output since the previous result. */
+  private watchEarlierOutput(): void {
+    if (this.watch === undefined) return;
+    const earlier = this.env.output.since(this.resultMark, this.env.config.maxReadBytes).text;
+    if (earlier !== '') this.watch.textBlock(earlier);
   }
 
-  private onSilence(): void {
-    if (this.state.kind !== 'waiting') return;
-    // Output does not re-arm this timer (that would cost a timer per chunk): catch up here instead.
-    const quietFor = performance.now() - this.lastOutputAt;
-    if (!this.graceUsed && quietFor < this.env.config.idleSilenceMs) {
-      this.silenceTimer = setTimeout(() => this.onSilence(), this.env.config.idleSilenceMs - quietFor);
-      return;
+  private onDeadline(): void {
+    if (this.settled) return;
+    // Rule 6: what the pty produced before the bound belongs to this result.
+    if (!this.readinessStopped) this.env.flushOutput();
+    if (this.settled) return;
+    // `running` only where the foreground could be read: it was observed, and not waiting for input.
+    const observed = this.env.exactTier && !this.readinessStopped && this.env.sample() !== undefined;
+    this.settle(observed ? 'running' : 'timeout');
+  }
+
+  /**
+   * The silence tier: whether `quietFor` ms without pty bytes settle `inferred_idle` now. With the exact
+   * tier only where the probes cannot see the reader: a relay, or an unterminated last line while no
+   * process of the foreground group ran (a prompt read some way the probes do not know).
+   */
+  private silenceSettles(sample: ForegroundSample | undefined, quietFor: number): boolean {
+    const config = this.env.config;
+    const candidate = this.tracker.candidate;
+    // Rule 2: the shell may print its marker before the kernel shows it back in the foreground; a
+    // candidate gets `handoffGraceMs` past the silence bound so the handoff can still win.
+    const bound = config.idleSilenceMs + (candidate !== undefined ? config.handoffGraceMs : 0);
+    if (quietFor < bound) return false;
+    const startup = this.options.startup;
+    if (startup !== undefined) {
+      if (startup === 'pwsh-wait' || startup === 'pwsh-setup') return false; // proof only
+      return this.hadOutput; // zero-output silence never publishes a shell
     }
-    if (this.options.startup !== undefined && !this.hadOutput) return; // zero-output silence never publishes
-    if (this.options.startup === 'pwsh-wait' || this.options.startup === 'pwsh-setup') return; // proof only
-    if (this.tracker.candidate !== undefined && !this.graceUsed) {
-      // Rule 2: bash may print its marker before the kernel shows it back in the foreground; keep the
-      // candidate for `handoffGraceMs` past the silence bound so the handoff can still win.
-      this.graceUsed = true;
-      this.silenceTimer = setTimeout(() => this.onSilence(), this.env.config.handoffGraceMs);
-      return;
+    if (!this.env.exactTier) return true;
+    if (sample === undefined) return false; // unreadable now: never positive evidence
+    if (sample.relay) return true;
+    const stillFor = performance.now() - Math.max(this.quietRun.since, this.lastByteAt);
+    return this.env.output.endsInPartialLine() && stillFor >= bound;
+  }
+
+  /** Notes whether any foreground thread ran since the previous probe (see `silenceSettles`). */
+  private noteRuns(sample: ForegroundSample | undefined): void {
+    if (sample === undefined) return;
+    let runs = `${sample.tpgid}`;
+    for (const member of sample.members) {
+      if (member.outside !== true) runs += ` ${member.tid}:${member.switches}`;
     }
-    if (this.graceUsed && this.tracker.candidate === undefined && quietFor < this.env.config.idleSilenceMs) {
-      // Output during the grace voided the candidate: back to the ordinary silence bound.
-      this.graceUsed = false;
-      this.silenceTimer = setTimeout(() => this.onSilence(), this.env.config.idleSilenceMs - quietFor);
-      return;
-    }
-    this.settle('inferred_idle');
+    if (runs !== this.quietRun.runs) this.quietRun = { runs, since: performance.now() };
   }
 
   private scheduleProbe(delayMs: number): void {
@@ -424,89 +502,54 @@ export class SendOperation {
   private probe(): void {
     this.clearProbe();
     this.probeDueAt = Number.POSITIVE_INFINITY;
-    if (this.state.kind !== 'waiting') return;
+    if (this.state.kind !== 'waiting' || this.readinessStopped) return;
     // Output already read from the pty is judged before /proc is: a prompt the shell printed before it
     // blocked must be seen together with that block. (Flushing may settle this send re-entrantly.)
     this.env.flushOutput();
     if (this.state.kind !== 'waiting' || this.probeTimer !== undefined || this.probeImmediate !== undefined)
       return;
-    const sinceOutput = performance.now() - this.lastOutputAt;
-    if (sinceOutput < QUIET_PROBE_MS && this.tracker.candidate === undefined) {
+    const waitingSince = this.state.since;
+    const now = performance.now();
+    const quietFor = now - this.lastByteAt;
+    if (quietFor < QUIET_PROBE_MS && this.tracker.candidate === undefined) {
       // Output is still flowing: nobody is blocked on input yet. Look again once it pauses.
-      this.scheduleProbe(QUIET_PROBE_MS - sinceOutput);
+      this.scheduleProbe(QUIET_PROBE_MS - quietFor);
       return;
     }
     const candidate = this.tracker.candidate;
     const sample = this.env.sample();
     const shell = this.env.shell(candidate);
     noteLeftWait(sample, this.leftWait);
-    if (this.interruptsSent === 1 && shellHoldsPartialLine(sample, shell, candidate)) {
-      // A cancelled write can leave part of a line typed at the prompt (its slice was already in the
-      // kernel). One more SIGINT makes the line editor discard it and print a fresh prompt, so the
-      // residue never joins the next send's command. Only once the state held, without any output, for
-      // RESIDUE_CONFIRM_MS: a prompt still unread in the pty buffer would otherwise look like residue.
-      const seen = this.residueSeen;
-      const now = performance.now();
-      if (seen === undefined || seen.outputSeq !== this.outputSeq) {
-        this.residueSeen = { outputSeq: this.outputSeq, at: now };
-      } else if (now - seen.at >= RESIDUE_CONFIRM_MS) {
-        try {
-          this.env.interrupt();
-        } catch {
-          // The shell vanished; exit handling settles the send.
-        }
-        this.interruptsSent++;
-      }
-    } else {
-      this.residueSeen = undefined;
-    }
+    this.noteRuns(sample);
+    this.clearResidue(sample, shell, candidate);
     const verdict = judgeReadiness({
       candidate,
       shell,
       sample,
       baseline: this.baseline,
       leftWait: this.leftWait,
+      shellEditorCounts: this.interruptsSent === 0 && !this.cancelRequested,
     });
-    const proven =
-      (verdict.kind === 'prompt' && this.options.startup !== 'pwsh-wait') ||
-      (verdict.kind === 'stdin_wait' &&
-        this.options.startup !== 'bash' &&
-        this.options.startup !== 'pwsh-setup');
-    if (proven) {
-      // A prompt settles at once; a stdin wait (and a prompt after a large write) is confirmed after a
-      // short quiet: same thread, same group, still blocked, did not run, no new output.
-      const sinceReply =
-        verdict.kind === 'stdin_wait' ? performance.now() - this.env.lastReplyAt() : Infinity;
-      if (sinceReply < REPLY_GRACE_MS) {
-        // Maybe blocked only until our own reply arrives: look again once it has had time to.
-        this.confirm = undefined;
-        this.scheduleProbe(REPLY_GRACE_MS - sinceReply);
-        return;
+    if (verdict.kind === 'prompt' || verdict.kind === 'stdin_wait') {
+      if (this.proveWait(verdict, sample)) return;
+    } else {
+      this.confirm = undefined;
+      if (verdict.kind === 'unwoken_wait' && this.options.startup === undefined) {
+        // Rule 4: a wait from before the write that the write did not wake (a canonical-mode `read`
+        // given text without Enter) is proof once its counters stayed put for `handoffGraceMs` after
+        // the echo arrived.
+        const still = now - Math.max(waitingSince, this.lastByteAt);
+        if (still >= this.env.config.handoffGraceMs) {
+          this.settle('stdin_read', undefined, verdict.pid);
+          return;
+        }
       }
-      const needsConfirm = verdict.kind === 'stdin_wait' || this.inputMayBePending;
-      const pending = this.confirm;
-      const confirmed =
-        pending !== undefined &&
-        pending.kind === verdict.kind &&
-        pending.tid === verdict.tid &&
-        pending.tpgid === verdict.tpgid &&
-        pending.switches === verdict.switches &&
-        pending.outputSeq === this.outputSeq;
-      if (!needsConfirm || confirmed) {
-        this.settle('stdin_read', verdict.kind === 'prompt' ? verdict.candidate : undefined);
-        return;
-      }
-      this.confirm = {
-        kind: verdict.kind,
-        tid: verdict.tid,
-        switches: verdict.switches,
-        tpgid: verdict.tpgid,
-        outputSeq: this.outputSeq,
-      };
-      this.scheduleProbe(verdict.kind === 'prompt' ? PENDING_INPUT_CONFIRM_MS : STDIN_CONFIRM_MS);
+    }
+    // An unwoken wait becomes proof within `handoffGraceMs`: silence does not pre-empt it.
+    if (verdict.kind !== 'unwoken_wait' && this.silenceSettles(sample, quietFor)) {
+      this.settle('inferred_idle');
       return;
     }
-    this.confirm = undefined;
     if (candidate !== undefined && this.candidateSpins < CANDIDATE_SPIN_PROBES) {
       // The shell printed its prompt and blocks on the terminal microseconds later: look again on the
       // next turn of the event loop rather than after a timer's millisecond.
@@ -515,6 +558,83 @@ export class SendOperation {
       return;
     }
     this.scheduleProbe(this.nextBackoff());
+  }
+
+  /**
+   * A prompt or stdin-wait verdict: settles at once when nothing can still be on its way, else starts or
+   * completes its confirm window. Returns true when it settled or scheduled the next probe.
+   */
+  private proveWait(
+    verdict: Extract<ReadinessVerdict, { kind: 'prompt' | 'stdin_wait' }>,
+    sample: ForegroundSample | undefined,
+  ): boolean {
+    const startup = this.options.startup;
+    if (verdict.kind === 'prompt' && startup === 'pwsh-wait') return false;
+    if (verdict.kind === 'stdin_wait' && (startup === 'bash' || startup === 'pwsh-setup')) return false;
+    // A prompt settles at once; a stdin wait (and a prompt after a large write) is confirmed after a
+    // short quiet: same thread, same group, still blocked, no thread of its process ran, no new output.
+    const sinceReply = verdict.kind === 'stdin_wait' ? performance.now() - this.env.lastReplyAt() : Infinity;
+    if (sinceReply < REPLY_GRACE_MS) {
+      // Maybe blocked only until our own reply arrives: look again once it has had time to.
+      this.confirm = undefined;
+      this.scheduleProbe(REPLY_GRACE_MS - sinceReply);
+      return true;
+    }
+    const readerPid = verdict.kind === 'prompt' ? verdict.candidate.shellPid : verdict.pid;
+    const processRuns = processRunsOf(sample, readerPid);
+    const needsConfirm = verdict.kind === 'stdin_wait' || this.inputMayBePending;
+    const pending = this.confirm;
+    const confirmed =
+      pending !== undefined &&
+      pending.kind === verdict.kind &&
+      pending.tid === verdict.tid &&
+      pending.tpgid === verdict.tpgid &&
+      pending.switches === verdict.switches &&
+      pending.outputSeq === this.outputSeq &&
+      pending.processRuns === processRuns;
+    if (!needsConfirm || confirmed) {
+      this.settle('stdin_read', verdict.kind === 'prompt' ? verdict.candidate : undefined, readerPid);
+      return true;
+    }
+    this.confirm = {
+      kind: verdict.kind,
+      tid: verdict.tid,
+      switches: verdict.switches,
+      tpgid: verdict.tpgid,
+      outputSeq: this.outputSeq,
+      processRuns,
+    };
+    this.scheduleProbe(this.inputMayBePending ? PENDING_INPUT_CONFIRM_MS : STDIN_CONFIRM_MS);
+    return true;
+  }
+
+  /**
+   * A cancelled write can leave part of a line typed at the prompt (its slice was already in the kernel).
+   * One more SIGINT makes the line editor discard it and print a fresh prompt, so the residue never joins
+   * the next send's command. Only once the state held, without any output, for RESIDUE_CONFIRM_MS: a
+   * prompt still unread in the pty buffer would otherwise look like residue.
+   */
+  private clearResidue(
+    sample: ForegroundSample | undefined,
+    shell: ShellIdentity | undefined,
+    candidate: PromptCandidate | undefined,
+  ): void {
+    if (this.interruptsSent !== 1 || !shellHoldsPartialLine(sample, shell, candidate)) {
+      this.residueSeen = undefined;
+      return;
+    }
+    const seen = this.residueSeen;
+    const now = performance.now();
+    if (seen === undefined || seen.outputSeq !== this.outputSeq) {
+      this.residueSeen = { outputSeq: this.outputSeq, at: now };
+    } else if (now - seen.at >= RESIDUE_CONFIRM_MS) {
+      try {
+        this.env.interrupt();
+      } catch {
+        // The shell vanished; exit handling settles the send.
+      }
+      this.interruptsSent++;
+    }
   }
 
   private scheduleImmediateProbe(): void {
@@ -531,16 +651,23 @@ export class SendOperation {
     this.probeImmediate = undefined;
   }
 
-  private settle(reason: WaitReason, candidate?: PromptCandidate): void {
+  private settle(reason: WaitReason, candidate?: PromptCandidate, readerPid?: number): void {
     if (this.settled) return;
-    const result = this.buildResult(reason, candidate);
+    const result = this.buildResult(reason, candidate, readerPid);
     this.state = { kind: 'settled' };
     this.clearTimers();
     this.resolveDone(result);
   }
 
-  private buildResult(reason: WaitReason, candidate: PromptCandidate | undefined): TerminalSendResult {
-    const output = this.env.output.since(this.outputMark, this.env.config.maxReadBytes);
+  private buildResult(
+    reason: WaitReason,
+    candidate: PromptCandidate | undefined,
+    readerPid: number | undefined,
+  ): TerminalSendResult {
+    // Continuity: everything since the previous result (what arrived between two sends leads), bounded
+    // with the tail kept; the next result starts where this one ends.
+    const output = this.env.output.since(this.resultMark, this.env.config.maxReadBytes);
+    if (this.options.startup === undefined) this.env.advanceResultCursor(output.next);
     let viewport = output.text;
     if (candidate !== undefined && viewport.endsWith(CONTROLLED_PS1)) {
       // The prompt itself is not output of the command; the wait reason already says we are at it.
@@ -553,20 +680,24 @@ export class SendOperation {
       truncated: output.truncated,
       elapsedMs: Math.round((performance.now() - this.startedAt) * 100) / 100,
     };
-    if (candidate !== undefined) {
+    if (candidate !== undefined && !candidate.reported) {
+      // The marker's status belongs to the first result after it; a later wait-only send at the same
+      // prompt does not repeat it.
       result.exitCode = candidate.exitCode;
       result.cwd = candidate.cwd;
+      this.tracker.markReported();
     }
-    const foreground = this.env.foreground(candidate?.shellPid);
-    if (foreground !== undefined) result.foreground = foreground;
+    if (reason !== 'session_exit') {
+      const foreground = this.env.foreground(readerPid);
+      if (foreground !== undefined) result.foreground = foreground;
+    }
     return result;
   }
 
   private clearTimers(): void {
     clearTimeout(this.deadlineTimer);
-    clearTimeout(this.silenceTimer);
     this.clearProbe();
-    this.deadlineTimer = this.silenceTimer = undefined;
+    this.deadlineTimer = undefined;
   }
 
   private async settledSideEffects(): Promise<void> {
@@ -574,4 +705,13 @@ export class SendOperation {
     await this.writeDone;
     await this.cancelDone;
   }
+}
+
+/** Run counters of every thread of `pid` in `sample`, as one comparable string. */
+function processRunsOf(sample: ForegroundSample | undefined, pid: number): string {
+  let runs = '';
+  for (const member of sample?.members ?? []) {
+    if (member.pid === pid) runs += ` ${member.tid}:${member.switches}`;
+  }
+  return runs;
 }

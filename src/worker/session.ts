@@ -27,17 +27,18 @@ import { LineFeeds } from './line-feeds.js';
 import { LineRing } from './line-ring.js';
 import { LineTextKind, lineTextKind } from './line-text.js';
 import type { LiveOutputPublisher } from './live-output.js';
-import { OutputWindow } from './output-window.js';
+import { type OutputMark, OutputWindow } from './output-window.js';
 import { identityOf, readProcStat } from './proc-probe.js';
 import { bashMarkerVariables, createNonce } from './prompt-marker.js';
-import type { PromptCandidate } from './prompt-tracker.js';
+import { type PromptCandidate, PromptTracker } from './prompt-tracker.js';
 import { PtyInputWriter, type WriteOutcome } from './pty-input-writer.js';
 import { BASH_MARKER_VARIABLES, PWSH_VARIABLES, pwshSetupScript } from './pwsh-prompt.js';
 import type { ShellIdentity } from './readiness.js';
 import { OutputSanitizer, type SanitizerSink, withoutStyles } from './sanitizer.js';
-import { SendOperation } from './send-operation.js';
+import { type SendEnvironment, SendOperation } from './send-operation.js';
 import { planSend } from './send-request.js';
 import { type ForegroundSample, sampleForeground } from './stdin-wait.js';
+import { waitSyscallTable } from './syscall-table.js';
 import { teardownProcessTree } from './teardown.js';
 import { TerminalReplier } from './terminal-replier.js';
 
@@ -49,6 +50,8 @@ const MAX_ANCESTRY_DEPTH = 16;
 const PROCESS_SLICE_CHARS = 4 * 1024;
 /** Settled sends kept so `awaitSend`/`readSendOutput` can still answer right after the settle. */
 const SETTLED_SENDS_KEPT = 4;
+/** Whether the `/proc` wait probes work on this platform (the exact tier of SPEC §4.2). */
+const EXACT_TIER = process.platform === 'linux' && waitSyscallTable(process.arch) !== undefined;
 
 /** The parts of node-pty's UnixTerminal we rely on beyond its typings (both are public getters there). */
 interface UnixPtyExtras {
@@ -64,6 +67,10 @@ export class SessionCore {
   private readonly nonce = createNonce();
   private readonly scrollback: LineRing;
   private readonly outputWindow: OutputWindow;
+  /** Prompt evidence, fed all the time so a wait-only send sees a prompt that arrived between sends. */
+  private readonly prompt: PromptTracker;
+  /** Where the previous result's output ended (continuity of output, SPEC §4.2). */
+  private resultCursor: OutputMark;
   private pendingOutput: string[] = [];
   private outputScheduled = false;
   /** Where the line feeds of the chunk being processed are (filled by its line-text scan). */
@@ -97,6 +104,8 @@ export class SessionCore {
     const { config } = spec;
     this.scrollback = new LineRing({ maxLines: config.scrollbackLines, maxBytes: config.scrollbackMaxBytes });
     this.outputWindow = new OutputWindow(this.scrollback);
+    this.resultCursor = this.outputWindow.mark();
+    this.prompt = new PromptTracker(this.nonce);
     this.sanitizer = new OutputSanitizer({ maxPendingChars: config.maxReadBytes });
     this.failTeardowns = spec.faults?.failTeardowns ?? 0;
     this.finished = new Promise((resolve) => {
@@ -109,25 +118,31 @@ export class SessionCore {
     this.sink = {
       text: (s) => {
         this.scrollback.text(s);
+        this.prompt.text(s);
         sendSink()?.text(s);
         this.live?.text(s);
       },
       newline: () => {
         this.scrollback.newline();
+        this.prompt.newline();
         sendSink()?.newline();
         this.live?.newline();
       },
       rewriteLine: () => {
         this.scrollback.rewriteLine();
+        this.prompt.rewriteLine();
         sendSink()?.rewriteLine();
         this.live?.rewriteLine();
       },
       textBlock: (block, ascii, lineFeeds) => {
         this.scrollback.textBlock(block, ascii, lineFeeds);
+        this.prompt.textBlock(block);
         sendSink()?.textBlock(block);
         this.live?.textBlock(block, ascii);
       },
-      osc: (payload) => sendSink()?.osc(payload),
+      osc: (payload) => {
+        if (this.prompt.osc(payload)) sendSink()?.markerArrived();
+      },
     };
   }
 
@@ -208,6 +223,7 @@ export class SessionCore {
       this.checkStartup(await setup.done);
     }
     this.startup = undefined;
+    this.resultCursor = this.outputWindow.mark(); // the MOTD is the startup's; results start after it
     return { motd: ready.viewport };
   }
 
@@ -477,10 +493,15 @@ export class SessionCore {
     return this.shellIdentity?.pgrp ?? rootPid ?? -1;
   }
 
-  private sendEnvironment() {
+  private sendEnvironment(): SendEnvironment {
     return {
       config: this.spec.config,
-      nonce: this.nonce,
+      prompt: this.prompt,
+      exactTier: EXACT_TIER,
+      resultCursor: () => this.resultCursor,
+      advanceResultCursor: (mark: OutputMark) => {
+        this.resultCursor = mark;
+      },
       sample: (): ForegroundSample | undefined => {
         const root = this.root;
         if (root === undefined || this.exitStatus.kind === 'exited') return undefined;

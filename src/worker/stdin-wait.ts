@@ -27,8 +27,18 @@
  * - `python3 -c 'os.read(os.open("/dev/tty", …), 1)' < /dev/null`: `read(3)`, fd 3 = /dev/tty → waiting.
  * - bash itself, while a foreground job runs: `wait4` → not waiting.
  * Unknown architecture, unreadable or unparsable state gives `unknown`, which is never evidence.
+ *
+ * Not waiting, although blocked on the terminal:
+ * - a task that is exiting (`PF_EXITING`, or a zombie leader): node's REPL after `.exit` sits in
+ *   `epoll_pwait` on the tty for up to ~20 ms while it flushes its history, then exits;
+ * - a wait that times out by itself within {@link SHORT_WAIT_MS}: a pause, not a wait for input (that
+ *   same node wait has a 15 ms timeout, its history debounce; an idle node REPL waits ~8 s);
+ * - a **relay** (verdict `relay`): the wait set also watches a socket or a pty master (`script`, `ssh`,
+ *   `tmux`, `expect`, a dev server reading keypresses): the real reader is out of sight.
+ *   `script -qc 'sleep 4' /dev/null`: `poll([0, 3=/dev/ptmx, 5=signalfd])`.
  */
 import { performance } from 'node:perf_hooks';
+import { isExiting } from '../shared/proc-stat.js';
 import {
   descendantsOf,
   fdDevice,
@@ -41,8 +51,11 @@ import {
 } from './proc-probe.js';
 import { parseSyscallLine, WAIT_SYSCALL_KIND, waitSyscallTable } from './syscall-table.js';
 
-/** Whether a thread is blocked waiting for terminal input. `unknown` is never treated as waiting. */
-export type StdinWaitVerdict = 'waiting' | 'not_waiting' | 'unknown';
+/**
+ * Whether a thread is blocked waiting for terminal input. `relay`: blocked on the terminal together
+ * with a socket or pty master (not proof of anything). `unknown` is never treated as waiting.
+ */
+export type StdinWaitVerdict = 'waiting' | 'relay' | 'not_waiting' | 'unknown';
 
 /** One thread's stdin-wait verdict. */
 export interface ThreadWait {
@@ -58,6 +71,8 @@ export interface ThreadWait {
   switches?: number;
   /** The terminal descriptor the thread waits on, when waiting. */
   fd?: number;
+  /** True for a process outside the foreground group (one that opened the terminal itself, pinentry). */
+  outside?: boolean;
 }
 
 /** A sample of the terminal's foreground process group. */
@@ -70,6 +85,8 @@ export interface ForegroundSample {
   members: ThreadWait[];
   /** True when at least one member is `waiting`. */
   anyWaiting: boolean;
+  /** True when a foreground member is blocked in a relay (its wait also watches a socket or pty master). */
+  relay: boolean;
   /** `performance.now()` when the sample started: everything in it was observed at or after `at`. */
   at: number;
 }
@@ -92,9 +109,31 @@ const EPOLL_INPUT_EVENTS = 0x1n | 0x40n;
 const DEV_TTY_RDEV = (5 << 8) | 0;
 /** One `tfd:` line of an epoll fd's fdinfo: target fd and event mask (hex). */
 const EPOLL_TARGET_LINE = /^tfd:\s+(\d+)\s+events:\s+([0-9a-f]+)/gm;
+/** Device number of `/dev/ptmx` (5:2): what `fstat` reports for every pty master opened through it. */
+const PTMX_RDEV = (5 << 8) | 2;
+/**
+ * A wait whose own timeout is at most this long is a pause, not a wait for input: the program wakes by
+ * itself before a person could answer (node's REPL flushes its history 15 ms after `.exit`, waiting in
+ * `epoll_pwait` on the tty meanwhile, then exits). Waits for input block indefinitely or for seconds.
+ */
+export const SHORT_WAIT_MS = 50;
+
+/**
+ * Where a wait syscall keeps its timeout: an `int` of milliseconds (negative: none), or a pointer to a
+ * `timespec`/`timeval` (NULL: none). The kernel reads it at entry and does not update it while blocked.
+ */
+const TIMEOUT_ARG: Readonly<Record<string, { arg: number; kind: 'ms' | 'timespec' | 'timeval' }>> = {
+  select: { arg: 4, kind: 'timeval' },
+  pselect6: { arg: 4, kind: 'timespec' },
+  poll: { arg: 2, kind: 'ms' },
+  ppoll: { arg: 2, kind: 'timespec' },
+  epoll_wait: { arg: 3, kind: 'ms' },
+  epoll_pwait: { arg: 3, kind: 'ms' },
+  epoll_pwait2: { arg: 3, kind: 'timespec' },
+};
 
 /** Result of asking whether a syscall's descriptors include the terminal. */
-type WatchResult = { watched: true; fd: number } | { watched: false; unreadable: boolean };
+type WatchResult = { watched: true; fd: number; relay: boolean } | { watched: false; unreadable: boolean };
 
 /**
  * Inspects one thread. Reading order pins the race: run counter, syscall file, thread state, run
@@ -121,19 +160,27 @@ export function inspectThreadStdinWait(
   if (state.kind !== 'syscall') return { pid, tid, verdict: 'not_waiting', switches };
   const name = table.get(state.nr);
   const syscall = name ?? `#${state.nr}`;
-  if (name === undefined || before !== switches || thread.state !== 'S') {
+  if (name === undefined || before !== switches || thread.state !== 'S' || isExiting(thread)) {
     return { pid, tid, verdict: 'not_waiting', syscall, switches };
   }
+  const timeout = waitTimeoutMs(pid, name, state.args);
+  if (timeout === 'unreadable') return { pid, tid, verdict: 'unknown', syscall, switches };
+  if (timeout <= SHORT_WAIT_MS) return { pid, tid, verdict: 'not_waiting', syscall, switches };
   const result = watchesTerminal(pid, WAIT_SYSCALL_KIND[name], state.args, terminalRdev);
-  if (result.watched) return { pid, tid, verdict: 'waiting', syscall, switches, fd: result.fd };
+  if (result.watched) {
+    return { pid, tid, verdict: result.relay ? 'relay' : 'waiting', syscall, switches, fd: result.fd };
+  }
   return { pid, tid, verdict: result.unreadable ? 'unknown' : 'not_waiting', syscall, switches };
 }
 
 /**
  * Samples the terminal's foreground process group: tpgid from the shell's stat; members are the
  * processes of the tree rooted at `rootPid` (the pty child: the shell itself, or the sandbox
- * launcher above it) whose process group is tpgid. Walks only that tree, never all of `/proc`.
- * `undefined` when the shell is gone or a zombie.
+ * launcher above it) whose process group is tpgid, then (flagged `outside`) the other processes of the
+ * tree but the shell: one of them may have opened the terminal itself and read it (pinentry). A process
+ * that is exiting (zombie or dead, `PF_EXITING`, or a leader gone while its threads finish) is left out:
+ * it never waits for input again. Walks only that tree, never all of `/proc`. `undefined` when the
+ * shell is gone or a zombie.
  */
 export function sampleForeground(
   rootPid: number,
@@ -149,15 +196,24 @@ export function sampleForeground(
   if (tpgid > 0) {
     const root = rootPid === shellPid ? shell : readProcStat(rootPid);
     const tree = root === undefined ? descendantsOf(rootPid) : [root, ...descendantsOf(rootPid)];
+    const outsiders: ThreadWait[] = [];
     for (const candidate of tree) {
-      if (candidate.pgrp !== tpgid || candidate.state === 'Z' || candidate.state === 'X') continue;
-      for (const tid of threadIds(candidate.pid)) {
-        members.push(inspectThreadStdinWait(candidate.pid, tid, terminalRdev, arch));
+      if (isExiting(candidate)) continue;
+      const outside = candidate.pgrp !== tpgid;
+      if (outside && candidate.pid === shellPid) continue; // the shell reads the terminal only in front
+      const tids = threadIds(candidate.pid);
+      if (!tids.includes(candidate.pid)) continue; // the leader has exited: the whole group is going
+      for (const tid of tids) {
+        const wait = inspectThreadStdinWait(candidate.pid, tid, terminalRdev, arch);
+        if (outside) outsiders.push({ ...wait, outside: true });
+        else members.push(wait);
       }
     }
+    members.push(...outsiders);
   }
   const anyWaiting = members.some((member) => member.verdict === 'waiting');
-  return { tpgid, shellPgrp: shell.pgrp, members, anyWaiting, at };
+  const relay = members.some((member) => member.verdict === 'relay' && member.outside !== true);
+  return { tpgid, shellPgrp: shell.pgrp, members, anyWaiting, relay, at };
 }
 
 /** Whether a blocked wait syscall of kind `kind` with raw arguments `args` includes the terminal. */
@@ -180,25 +236,51 @@ function watchesTerminal(
 }
 
 /**
- * The first descriptor in `fds` that is the terminal. `fds === undefined` (the wait's descriptor
- * list could not be read), or a descriptor that could not be looked at and no terminal match, means
- * `unreadable`. `/dev/tty` is its own device (5:0) that the kernel redirects to the caller's
- * controlling terminal, so a `/dev/tty` fd is the terminal when the process's tty_nr is.
+ * The first descriptor in `fds` that is the terminal, and whether the same wait also watches a socket or
+ * a pty master (a relay). `fds === undefined` (the wait's descriptor list could not be read), or a
+ * descriptor that could not be looked at and no terminal match, means `unreadable`. `/dev/tty` is its
+ * own device (5:0) that the kernel redirects to the caller's controlling terminal, so a `/dev/tty` fd is
+ * the terminal when the process's tty_nr is.
  */
 function anyTerminal(pid: number, fds: readonly number[] | undefined, terminalRdev: number): WatchResult {
   if (fds === undefined) return { watched: false, unreadable: true };
   let unreadable = false;
+  let terminalFd: number | undefined;
+  let relay = false;
   for (const fd of fds) {
     if (fd < 0) continue;
     const device = fdDevice(pid, fd);
     if (device === undefined) unreadable = true;
+    else if (device.socket) relay = true;
     else if (!device.charDevice) continue;
-    else if (device.rdev === terminalRdev) return { watched: true, fd };
-    else if (device.rdev === DEV_TTY_RDEV && readProcStat(pid)?.ttyNr === terminalRdev) {
-      return { watched: true, fd };
-    }
+    else if (device.rdev === PTMX_RDEV) relay = true;
+    else if (terminalFd !== undefined) continue;
+    else if (device.rdev === terminalRdev) terminalFd = fd;
+    else if (device.rdev === DEV_TTY_RDEV && readProcStat(pid)?.ttyNr === terminalRdev) terminalFd = fd;
   }
+  if (terminalFd !== undefined) return { watched: true, fd: terminalFd, relay };
   return { watched: false, unreadable };
+}
+
+/**
+ * The timeout a blocked wait syscall was entered with, in ms (`Infinity` for none), or `unreadable`.
+ * `read` has none.
+ */
+function waitTimeoutMs(pid: number, name: string, args: readonly bigint[]): number | 'unreadable' {
+  const where = TIMEOUT_ARG[name];
+  if (where === undefined) return Number.POSITIVE_INFINITY;
+  const value = args[where.arg]!;
+  if (where.kind === 'ms') {
+    const ms = Number(BigInt.asIntN(32, value));
+    return ms < 0 ? Number.POSITIVE_INFINITY : ms;
+  }
+  if (value === 0n) return Number.POSITIVE_INFINITY;
+  // struct timespec / timeval: two 64-bit fields (seconds, then nanoseconds or microseconds).
+  const bytes = readProcessMemory(pid, value, 16);
+  if (bytes === undefined) return 'unreadable';
+  const seconds = Number(bytes.readBigInt64LE(0));
+  const fraction = Number(bytes.readBigInt64LE(8));
+  return seconds * 1_000 + (where.kind === 'timespec' ? fraction / 1_000_000 : fraction / 1_000);
 }
 
 /** The fds of the read set of a blocked `select`/`pselect6`, or `undefined` when unreadable. */
