@@ -6,6 +6,8 @@ import type { Host } from '../src/main/harness/host.js';
 import { parseMcpOptions } from '../src/main/mcp/options.js';
 import { createTerminalMcpServer } from '../src/main/mcp/terminal-mcp-server.js';
 import { createFakeHost, type FakeHost } from './support/fake-host.js';
+import { gate } from './support/fake-pty-engine.js';
+import { until } from './support/until.js';
 
 let fixture: FakeHost;
 let host: Host;
@@ -88,10 +90,75 @@ describe('terminal MCP server', () => {
     expect(unknown.isError).toBe(true);
     expect(unknown.structuredContent).toBeUndefined();
     expect(textOf(unknown)).toMatch(/^unknown PTY session: shell-7\. Call terminal_list/);
-    const missing = await client.callTool({ name: 'terminal_send', arguments: { sessionId: 'shell-7' } });
-    expect(textOf(missing)).toMatch(/"text" is required/);
+    const missing = await client.callTool({ name: 'terminal_send', arguments: { text: 'ls' } });
+    expect(textOf(missing)).toMatch(/"sessionId" is required/);
     const noArgs = await client.callTool({ name: 'terminal_signal' });
     expect(textOf(noArgs)).toMatch(/"sessionId" is required; "signal" is required/);
+  });
+
+  it('clamps every send to the wait bound of the server (50 s by default) and tells the model so', async () => {
+    expect(client.getInstructions()).toMatch(
+      /one terminal_send call waits at most 50000 ms \(a larger timeoutMs is cut to that\)/,
+    );
+    await client.callTool({ name: 'terminal_open', arguments: {} });
+    const session = fixture.engine.spawned[0]!;
+    await client.callTool({
+      name: 'terminal_send',
+      arguments: { sessionId: 'shell-1', text: 'make', timeoutMs: 3_600_000 },
+    });
+    await client.callTool({ name: 'terminal_send', arguments: { sessionId: 'shell-1', timeoutMs: 20_000 } });
+    expect(session.sends.map((send) => send.timeoutMs)).toEqual([50_000, 20_000]);
+
+    const narrow = createTerminalMcpServer({ pty: host.service('pty'), owner: 'conn', maxWaitMs: 800 });
+    const narrowClient = new Client({ name: 'narrow', version: '1.0.0' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await Promise.all([narrow.connect(serverSide), narrowClient.connect(clientSide)]);
+    try {
+      session.script = () => ({ viewport: '', waitReason: 'running' });
+      const sent = await narrowClient.callTool({
+        name: 'terminal_send',
+        arguments: { sessionId: 'shell-1' },
+      });
+      expect(session.sends[2]?.timeoutMs).toBe(800);
+      expect(textOf(sent)).toMatch(
+        /\[wait bound: 800 ms, the most this server waits per call, instead of 30000 ms\]$/,
+      );
+    } finally {
+      await narrowClient.close();
+      await narrow.close();
+    }
+  });
+
+  it('streams the output of a running send as progress notifications when the client asks for progress', async () => {
+    await client.callTool({ name: 'terminal_open', arguments: {} });
+    const session = fixture.engine.spawned[0]!;
+    session.holdSends = gate();
+    const progress: Array<{ progress: number; message?: string }> = [];
+    let sawProgress!: () => void;
+    const progressed = new Promise<void>((resolve) => {
+      sawProgress = resolve;
+    });
+    const sending = client.callTool(
+      { name: 'terminal_send', arguments: { sessionId: 'shell-1', text: 'build' } },
+      undefined,
+      {
+        onprogress: (notification) => {
+          progress.push(notification);
+          sawProgress();
+        },
+      },
+    );
+    await until('the send to subscribe', () => session.outputListeners.size === 1);
+    session.emitOutput('step-1\nstep-2\n');
+    await progressed;
+    session.holdSends.open();
+    await sending;
+    expect(progress).toEqual([{ progress: 2, message: 'step-1\nstep-2' }]);
+    expect(session.outputListeners.size).toBe(0);
+    // Without a progress token nobody subscribes to live output.
+    session.holdSends = undefined;
+    await client.callTool({ name: 'terminal_send', arguments: { sessionId: 'shell-1', text: 'x' } });
+    expect(session.outputListeners.size).toBe(0);
   });
 
   it('keeps sessions of the connection invisible to other owners of the same service', async () => {
@@ -103,15 +170,32 @@ describe('terminal MCP server', () => {
 
 describe('agent-pty mcp options', () => {
   it('defaults to workspace-write on the current folder and validates flags', () => {
-    expect(parseMcpOptions([], '/w')).toEqual({ mode: 'workspace-write', workspaceRoot: '/w' });
-    expect(parseMcpOptions(['--sandbox', 'read-only', '--workspace', 'sub'], '/w')).toEqual({
+    expect(parseMcpOptions([], '/w')).toEqual({
+      mode: 'workspace-write',
+      workspaceRoot: '/w',
+      maxWaitMs: 50_000,
+    });
+    expect(
+      parseMcpOptions(['--sandbox', 'read-only', '--workspace', 'sub', '--max-wait', '20000'], '/w'),
+    ).toEqual({
       mode: 'read-only',
       workspaceRoot: '/w/sub',
+      maxWaitMs: 20_000,
     });
-    expect(parseMcpOptions(['--sandbox=danger-full-access', '--workspace=/x'], '/w')).toEqual({
+    expect(
+      parseMcpOptions(['--sandbox=danger-full-access', '--workspace=/x', '--max-wait=900'], '/w'),
+    ).toEqual({
       mode: 'danger-full-access',
       workspaceRoot: '/x',
+      maxWaitMs: 900,
     });
+    for (const bad of ['0', '-1', '1.5', '50s', '']) {
+      expect(() => parseMcpOptions([`--max-wait=${bad}`])).toThrow(
+        bad === ''
+          ? /--max-wait needs a value/
+          : /--max-wait must be a whole number of milliseconds \(1 or more\), e\.g\. 50000/,
+      );
+    }
     expect(() => parseMcpOptions(['--sandbox', 'open'])).toThrow(
       /--sandbox must be one of read-only, workspace-write, danger-full-access; got 'open'/,
     );

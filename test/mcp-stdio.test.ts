@@ -1,7 +1,7 @@
 // End to end: the SDK's own Client over stdio against `node dist/main/cli/bin.js mcp`, real engine,
 // real bash and python3 under bubblewrap. Needs a build (`npx tsc -p .`). Verifies the connection owns
 // its terminals: closing stdin, SIGTERM or SIGINT ends the server with no shell left behind.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -108,7 +108,9 @@ describe('agent-pty mcp over stdio', () => {
     expect(python.json).toMatchObject({ waitReason: 'stdin_read', sessionStatus: { kind: 'running' } });
     expect(python.json.output).toMatch(/>>> $/);
     const answer = await call(client, 'terminal_send', { sessionId, text: 'print(6*7)' });
-    expect(answer.text).toMatch(/^print\(6\*7\)\n42\n>>> \n\[wait: stdin_read\]\n\[session: running\]$/);
+    expect(answer.text).toMatch(
+      /^print\(6\*7\)\n42\n>>> \n\[wait: stdin_read\]\n\[foreground: python3\]\n\[session: running\]$/,
+    );
 
     const page = await call(client, 'terminal_read', { sessionId, count: 3 });
     expect(page.json.text).toMatch(/42/);
@@ -201,5 +203,126 @@ describe('agent-pty mcp over stdio', () => {
     });
     expect(result.text).toMatch(/Read-only file system\nrc=1\n/);
     expect(readFileSync(join(workspace, 'inside'), 'utf8')).toBe('');
+  });
+});
+
+/** Progress notifications a call received. */
+interface Progress {
+  progress: number;
+  message?: string;
+  /** ms since the call started. */
+  at: number;
+}
+
+describe('waiting over MCP: progress, cancellation, --max-wait, waitFor', () => {
+  it('streams new output lines as progress notifications while the send runs', async () => {
+    const { client } = await connect();
+    const { json } = await call(client, 'terminal_open', {});
+    const progress: Progress[] = [];
+    const started = performance.now();
+    const result = await client.callTool(
+      {
+        name: 'terminal_send',
+        arguments: {
+          sessionId: json.sessionId,
+          text: 'for i in 1 2 3; do echo tick-$((i*7)); sleep 0.4; done',
+        },
+      },
+      undefined,
+      { onprogress: (notification) => progress.push({ ...notification, at: performance.now() - started }) },
+    );
+    const settledAt = performance.now() - started;
+    expect(result.structuredContent).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
+    const messages = progress.map((entry) => entry.message ?? '').join('\n');
+    for (const tick of ['tick-7', 'tick-14', 'tick-21']) expect(messages.split('\n')).toContain(tick);
+    // tick-7 was shown while the loop still ran (about 0.8 s before it ended), not at the settle.
+    const firstTick = progress.find((entry) => entry.message?.split('\n').includes('tick-7'));
+    expect(settledAt - firstTick!.at).toBeGreaterThan(400);
+    // Increasing progress, several batches (the ticks are 400 ms apart, batches at most every 300 ms).
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    for (let index = 1; index < progress.length; index++) {
+      expect(progress[index]!.progress).toBeGreaterThan(progress[index - 1]!.progress);
+    }
+  });
+
+  it('a cancelled request ends only the wait: the command is not interrupted and finishes', async () => {
+    const { client } = await connect();
+    const opened = await call(client, 'terminal_open', {});
+    const sessionId = opened.json.sessionId as string;
+    const shellPid = opened.json.pid as number;
+    const controller = new AbortController();
+    const cancelled = client.callTool(
+      {
+        name: 'terminal_send',
+        arguments: { sessionId, text: 'sleep 1.5; echo after-$((6*7)) > done.txt; echo fin-$((6*7))' },
+      },
+      undefined,
+      { signal: controller.signal },
+    );
+    const sleepPid = await waitFor(
+      () => liveDescendants(shellPid).find((entry) => entry.comm === 'sleep')?.pid,
+      'sleep to start',
+    );
+    controller.abort('client gave up');
+    await expect(cancelled).rejects.toThrow();
+    // The slot is free again at once (the send settled `running`), and the sleep was not signalled.
+    const listed = await call(client, 'terminal_list', {});
+    expect(listed.json.sessions).toHaveLength(1);
+    expect(isAlive(sleepPid)).toBe(true);
+    await waitFor(
+      () => (existsSync(join(workspace, 'done.txt')) ? true : undefined),
+      'the command to finish',
+    );
+    expect(readFileSync(join(workspace, 'done.txt'), 'utf8')).toBe('after-42\n');
+    // A wait-only send picks up the end of the command: its late output and its exit code.
+    const rest = await call(client, 'terminal_send', { sessionId });
+    expect(rest.json).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
+    expect((rest.json.output as string).split('\n')).toContain('fin-42');
+  });
+
+  it('--max-wait clamps timeoutMs: a longer command comes back after the bound, still running', async () => {
+    const { client } = await connect(['--max-wait', '700']);
+    const opened = await call(client, 'terminal_open', {});
+    const sessionId = opened.json.sessionId as string;
+    const started = performance.now();
+    const sent = await call(client, 'terminal_send', {
+      sessionId,
+      text: 'sleep 4; echo late',
+      timeoutMs: 60_000,
+    });
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeLessThan(2_500);
+    // Timers may fire a fraction of a millisecond early against another clock.
+    expect(sent.json.elapsedMs as number).toBeGreaterThan(650);
+    expect(sent.json).toMatchObject({ waitReason: 'running' });
+    expect(sent.text).toMatch(
+      /\[wait bound: 700 ms, the most this server waits per call, instead of 60000 ms\]$/,
+    );
+    await call(client, 'terminal_signal', { sessionId, signal: 'SIGINT' });
+    const back = await call(client, 'terminal_send', { sessionId });
+    expect(back.json).toMatchObject({ waitReason: 'stdin_read', exitCode: 130 });
+  });
+
+  it('starts a server with waitFor: pattern in well under a second, python3 in the foreground; SIGINT frees it', async () => {
+    const { client } = await connect();
+    const opened = await call(client, 'terminal_open', {});
+    const sessionId = opened.json.sessionId as string;
+    const started = performance.now();
+    const served = await call(client, 'terminal_send', {
+      sessionId,
+      text: 'python3 -m http.server 0 --bind 127.0.0.1',
+      waitFor: 'Serving HTTP on',
+    });
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(served.json).toMatchObject({ waitReason: 'pattern', foreground: { command: 'python3' } });
+    expect(served.json).not.toHaveProperty('exitCode');
+    expect(served.text).toMatch(
+      /\nServing HTTP on 127\.0\.0\.1 port \d+ .*\n\[wait: pattern\] .*\n\[foreground: python3\]\n/,
+    );
+    await call(client, 'terminal_signal', { sessionId, signal: 'SIGINT' });
+    const freed = await call(client, 'terminal_send', { sessionId, text: 'echo free-$((6*7))' });
+    expect(freed.json).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
+    expect((freed.json.output as string).split('\n')).toContain('free-42');
+    expect(freed.text).not.toContain('[foreground:');
   });
 });

@@ -1,7 +1,8 @@
 // The terminal tools on the real engine (dist/, built with `npx tsc -p .`) and real bash: the
 // truncation note's terminal_read call pages to exactly the lines before the shown tail, and the
-// unproven wait reasons (inferred_idle, timeout) render as such. Fallbacks are shortened so the test
-// stays fast; nothing here depends on their exact values beyond their order of magnitude.
+// unproven wait reasons (inferred_idle behind a relay, running at the wait bound) render as such.
+// Fallbacks are shortened so the test stays fast; nothing here depends on their exact values beyond
+// their order of magnitude.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,24 +58,60 @@ describe('terminal tools on real bash', () => {
     expect(page.json.text).toBe(`${firstShown - 2}\n${firstShown - 1}`);
   });
 
-  it('renders inferred_idle and timeout as not proven, without an exit code', async () => {
+  it('renders inferred_idle (behind a relay) and running (a busy loop at its bound) as not proven, without an exit code', async () => {
     const { json } = await run('terminal_open', {});
     const sessionId = json.sessionId as string;
-    const idle = await run('terminal_send', { sessionId, text: 'echo start; sleep 5; echo end' });
-    expect(idle.json).toMatchObject({ waitReason: 'inferred_idle' });
-    expect(idle.json).not.toHaveProperty('exitCode');
-    expect(idle.text).toMatch(/start\n\[wait: inferred_idle\] not proven finished.*\n\[session: running\]$/);
-    expect((await run('terminal_signal', { sessionId, signal: 'SIGINT' })).json).toMatchObject({
-      delivered: true,
+    // script(1) relays a pty of its own: the probes cannot see the real reader, silence decides.
+    const idle = await run('terminal_send', {
+      sessionId,
+      text: "script -qc 'echo start-$((6*7)); sleep 1; echo end-$((6*7))' /dev/null",
     });
+    expect(idle.json).toMatchObject({ waitReason: 'inferred_idle', foreground: { command: 'script' } });
+    expect(idle.json).not.toHaveProperty('exitCode');
+    expect(idle.text).toMatch(
+      /start-42\n\[wait: inferred_idle\] not proven finished.*\n\[foreground: script\]\n\[session: running\]$/,
+    );
+    // Waiting without typing (nothing goes into the relay) until the shell's prompt proves the end.
+    const later: string[] = [];
+    let rest = await run('terminal_send', { sessionId });
+    for (let attempt = 0; rest.json.waitReason !== 'stdin_read' && attempt < 20; attempt++) {
+      later.push(rest.json.output as string);
+      rest = await run('terminal_send', { sessionId });
+    }
+    later.push(rest.json.output as string);
+    expect(rest.json).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
+    expect(later.join('\n').split('\n')).toContain('end-42');
     const ticking = await run('terminal_send', {
       sessionId,
       text: 'while :; do echo tick; sleep 0.05; done',
     });
-    expect(ticking.json).toMatchObject({ waitReason: 'timeout' });
-    expect(ticking.text).toMatch(/tick\n\[wait: timeout\] .*probably still running.*\n\[session: running\]$/);
+    expect(ticking.json).toMatchObject({ waitReason: 'running' });
+    expect(ticking.json).not.toHaveProperty('exitCode');
+    expect(ticking.text).toMatch(
+      /tick\n\[wait: running\] the command is still running: .*\n(?:\[foreground: sleep\]\n)?\[session: running\]$/,
+    );
     await run('terminal_signal', { sessionId, signal: 'SIGINT' });
-    const back = await run('terminal_send', { sessionId, text: 'echo done' });
+    const back = await run('terminal_send', { sessionId, text: 'echo done-$((6*7))' });
     expect(back.json).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
+    expect((back.json.output as string).split('\n')).toContain('done-42');
+  });
+
+  it('a quiet step past its bound renders running in words; a send without text then waits for its end', async () => {
+    const { json } = await run('terminal_open', {});
+    const sessionId = json.sessionId as string;
+    const step = await run('terminal_send', {
+      sessionId,
+      text: 'sleep 2.5; echo late-$((6*7))',
+      timeoutMs: 600,
+    });
+    expect(step.json).toMatchObject({ waitReason: 'running', foreground: { command: 'sleep' } });
+    expect(step.json).not.toHaveProperty('exitCode');
+    expect(step.text).toMatch(
+      /\n\[wait: running\] the command is still running: .*Keep waiting with terminal_send \{"sessionId":"shell-1"\} \(no text\), or stop it with terminal_signal SIGINT\.\n\[foreground: sleep\]\n\[session: running\]$/,
+    );
+    const rest = await run('terminal_send', { sessionId, timeoutMs: 10_000 });
+    expect(rest.json).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
+    expect((rest.json.output as string).split('\n')).toContain('late-42');
+    expect(rest.text).toMatch(/late-42\n\[wait: stdin_read\]\n\[exit: 0\]\n\[session: running\]$/);
   });
 });

@@ -2,10 +2,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Host } from '../src/main/harness/host.js';
 import { runTerminalTool, TERMINAL_TOOLS, type TerminalToolOutcome } from '../src/main/tools/catalog.js';
 import { TERMINAL_TOOLS_GUIDANCE } from '../src/main/tools/guidance.js';
+import type { LiveLinesBatch } from '../src/main/tools/live-lines.js';
 import type { TerminalToolContext } from '../src/main/tools/tool.js';
 import { TerminalError } from '../src/shared/errors.js';
 import { createFakeHost, type FakeHost } from './support/fake-host.js';
-import type { FakeEngine, FakeSession } from './support/fake-pty-engine.js';
+import { type FakeEngine, type FakeSession, gate } from './support/fake-pty-engine.js';
 
 let fixture: FakeHost;
 let workspace: string;
@@ -66,18 +67,26 @@ describe('tool definitions', () => {
       required: string[];
       properties: Record<string, unknown>;
     };
-    expect(send.required).toEqual(['sessionId', 'text']);
+    expect(send.required).toEqual(['sessionId']);
     expect(send.properties.submit).toMatchObject({ type: 'boolean', default: true });
+    expect(send.properties.timeoutMs).toMatchObject({ type: 'integer', exclusiveMinimum: 0 });
+    expect(send.properties.waitFor).toMatchObject({ type: 'string', minLength: 1 });
+    expect(TERMINAL_TOOLS[1]!.description).toMatch(/Without text, nothing is typed and the call only waits/);
+    expect(TERMINAL_TOOLS[1]!.description).toMatch(/waitFor "Serving HTTP on/);
     const signal = TERMINAL_TOOLS[3]!.inputSchema as { properties: { signal: { enum: string[] } } };
     expect(signal.properties.signal.enum).toEqual(['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGTSTP', 'SIGHUP']);
   });
 
-  it('guidance explains every wait reason and that inferred_idle and timeout prove nothing', () => {
-    for (const reason of ['stdin_read', 'inferred_idle', 'timeout', 'session_exit']) {
+  it('guidance explains every wait reason, that inferred_idle and timeout prove nothing, and how to wait', () => {
+    for (const reason of ['stdin_read', 'running', 'pattern', 'inferred_idle', 'timeout', 'session_exit']) {
       expect(TERMINAL_TOOLS_GUIDANCE).toContain(`[wait: ${reason}]`);
     }
     expect(TERMINAL_TOOLS_GUIDANCE).toMatch(/\[wait: inferred_idle\]` — NOT proven/);
     expect(TERMINAL_TOOLS_GUIDANCE).toMatch(/\[wait: timeout\]` — NOT proven/);
+    expect(TERMINAL_TOOLS_GUIDANCE).toMatch(/\[wait: running\]` — the command is still running/);
+    expect(TERMINAL_TOOLS_GUIDANCE).toMatch(/call `terminal_send` with the sessionId and \*\*no text\*\*/);
+    expect(TERMINAL_TOOLS_GUIDANCE).toMatch(/"waitFor": "Serving HTTP on"/);
+    expect(TERMINAL_TOOLS_GUIDANCE).toContain('[foreground: NAME]');
   });
 });
 
@@ -117,6 +126,110 @@ describe('terminal_send', () => {
       elapsedMs: 7,
     });
     expect(session.sends[0]).toMatchObject({ text: 'echo hi', submit: true });
+  });
+
+  it('without text types nothing and only waits; passes timeoutMs and waitFor through', async () => {
+    const { id, session } = await open();
+    session.script = () => ({ viewport: 'late line\n', exitCode: 0 });
+    const waited = await ok('terminal_send', { sessionId: id });
+    expect(waited.text).toBe('late line\n[wait: stdin_read]\n[exit: 0]\n[session: running]');
+    expect(session.sends[0]).toEqual({});
+    await ok('terminal_send', { sessionId: id, text: 'make', timeoutMs: 120_000, waitFor: 'ready in' });
+    expect(session.sends[1]).toEqual({ text: 'make', submit: true, timeoutMs: 120_000, waitFor: 'ready in' });
+  });
+
+  it('says in words that a running command goes on, and names the call that keeps waiting', async () => {
+    const { id, session } = await open();
+    session.script = () => ({
+      viewport: 'step 1 of 3\n',
+      waitReason: 'running',
+      foreground: { pid: 77, command: 'make' },
+    });
+    const outcome = await ok('terminal_send', { sessionId: id, text: 'make', timeoutMs: 1000 });
+    expect(outcome.text).toBe(
+      'step 1 of 3\n' +
+        '[wait: running] the command is still running: this send stopped waiting before it finished (it is ' +
+        'not done, and not waiting for input). Keep waiting with terminal_send {"sessionId":"shell-1"} (no ' +
+        'text), or stop it with terminal_signal SIGINT.\n' +
+        '[foreground: make]\n[session: running]',
+    );
+    expect(outcome.json).toEqual({
+      output: 'step 1 of 3\n',
+      foreground: { pid: 77, command: 'make' },
+      waitReason: 'running',
+      sessionStatus: { kind: 'running' },
+      truncated: false,
+      elapsedMs: 1,
+    });
+  });
+
+  it('renders a waitFor match and names a foreground program that is not the shell', async () => {
+    const { id, session } = await open();
+    session.script = () => ({
+      viewport: 'Serving HTTP on 0.0.0.0 port 8000 (http://0.0.0.0:8000/) ...\n',
+      waitReason: 'pattern',
+      foreground: { pid: 90, command: 'python3' },
+    });
+    const served = await ok('terminal_send', {
+      sessionId: id,
+      text: 'python3 -m http.server',
+      waitFor: 'Serving',
+    });
+    expect(served.text).toMatch(
+      /\.\.\.\n\[wait: pattern\] the waitFor pattern matched; the command may still be running.*\n\[foreground: python3\]\n\[session: running\]$/,
+    );
+    expect(served.json.foreground).toEqual({ pid: 90, command: 'python3' });
+    session.script = () => ({ viewport: '', exitCode: 0, foreground: { pid: 80, command: 'bash' } });
+    const atPrompt = await ok('terminal_send', { sessionId: id, text: 'true' });
+    expect(atPrompt.text).toBe('[wait: stdin_read]\n[exit: 0]\n[session: running]');
+    expect(atPrompt.json.foreground).toEqual({ pid: 80, command: 'bash' });
+  });
+
+  it('clamps timeoutMs (and the default bound) to the call’s maxWaitMs and says so when it cut the wait', async () => {
+    const { id, session } = await open();
+    const clamped = { ...ctx, maxWaitMs: 1_000 };
+    session.script = () => ({ viewport: '', waitReason: 'running' });
+    const cut = await ok('terminal_send', { sessionId: id, text: 'make', timeoutMs: 600_000 }, clamped);
+    expect(session.sends[0]?.timeoutMs).toBe(1_000);
+    expect(cut.text).toMatch(
+      /\n\[wait bound: 1000 ms, the most this server waits per call, instead of 600000 ms\]$/,
+    );
+    await ok('terminal_send', { sessionId: id }, clamped);
+    expect(session.sends[1]?.timeoutMs).toBe(1_000);
+    await ok('terminal_send', { sessionId: id, timeoutMs: 300 }, clamped);
+    expect(session.sends[2]?.timeoutMs).toBe(300);
+    await ok('terminal_send', { sessionId: id, timeoutMs: 600_000 });
+    expect(session.sends[3]?.timeoutMs).toBe(600_000);
+  });
+
+  it('hands live output to onLiveLines as line batches while the send runs, and unsubscribes when it settles', async () => {
+    const { id, session } = await open();
+    session.holdSends = gate();
+    const batches: LiveLinesBatch[] = [];
+    let firstBatch!: () => void;
+    const batched = new Promise<void>((resolve) => {
+      firstBatch = resolve;
+    });
+    const running = ok(
+      'terminal_send',
+      { sessionId: id, text: 'build' },
+      {
+        ...ctx,
+        onLiveLines: (batch) => {
+          batches.push(batch);
+          firstBatch();
+        },
+      },
+    );
+    // Subscribed before the send started, so the first output of the command is included.
+    expect(session.outputListeners.size).toBe(1);
+    session.emitOutput('compiling a\ncompiling b\r');
+    session.emitOutput('\rcompiled b\npartial');
+    await batched;
+    expect(batches).toEqual([{ text: 'compiling a\ncompiled b', linesSoFar: 2 }]);
+    session.holdSends.open();
+    await running;
+    expect(session.outputListeners.size).toBe(0);
   });
 
   it('says that inferred_idle and timeout do not prove the command finished, and omits an unknown exit', async () => {
@@ -180,11 +293,13 @@ describe('terminal_send', () => {
     expect(outcome.text).toMatch(/\[wait: stdin_read\]\n\[exit: 0\]\n\[session: running\]\n\[truncated: /);
   });
 
-  it('interrupts the running send when the call is cancelled', async () => {
+  it('passes the call’s cancellation to the send (it ends the wait) and never signals the command', async () => {
     const { id, session } = await open();
     const controller = new AbortController();
     await ok('terminal_send', { sessionId: id, text: 'sleep 1' }, { ...ctx, signal: controller.signal });
     expect(session.sends[0]?.signal).toBe(controller.signal);
+    controller.abort();
+    expect(session.signals).toEqual([]);
   });
 });
 
@@ -282,11 +397,26 @@ describe('invalid calls give errors that say what to do instead', () => {
     });
   });
 
-  it('missing text, bad signal name, negative offset, unknown key, wrong types', async () => {
+  it('missing session, bad timeoutMs and waitFor, bad signal name, negative offset, unknown key, wrong types', async () => {
     const { id } = await open();
-    expect((await failing('terminal_send', { sessionId: id })).text).toBe(
-      'invalid arguments for terminal_send: "text" is required. Call it as terminal_send ' +
-        '{"sessionId": string, "text": string, "submit"?: boolean}.',
+    expect((await failing('terminal_send', { text: 'ls' })).text).toBe(
+      'invalid arguments for terminal_send: "sessionId" is required. Call it as terminal_send ' +
+        '{"sessionId": string, "text"?: string, "submit"?: boolean, "timeoutMs"?: integer, "waitFor"?: string}.',
+    );
+    expect((await failing('terminal_send', { sessionId: id, timeoutMs: -5 })).text).toMatch(
+      /"timeoutMs" must be 1 or more milliseconds, e\.g\. 60000/,
+    );
+    expect((await failing('terminal_send', { sessionId: id, timeoutMs: '10s' })).text).toMatch(
+      /"timeoutMs" must be a number of milliseconds, e\.g\. 60000/,
+    );
+    expect((await failing('terminal_send', { sessionId: id, timeoutMs: 1.5 })).text).toMatch(
+      /"timeoutMs" must be a whole number of milliseconds/,
+    );
+    expect((await failing('terminal_send', { sessionId: id, waitFor: '' })).text).toMatch(
+      /"waitFor" must not be empty; pass a regular expression such as "Serving HTTP on", or omit it/,
+    );
+    expect((await failing('terminal_send', { sessionId: id, waitFor: 5 })).text).toMatch(
+      /"waitFor" must be a regular expression as a string/,
     );
     expect((await failing('terminal_signal', { sessionId: id, signal: 'SIGSTOP' })).text).toMatch(
       /"signal" must be one of SIGINT, SIGTERM, SIGKILL, SIGTSTP, SIGHUP \(SIGINT to interrupt, like Ctrl-C\)/,

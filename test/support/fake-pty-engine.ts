@@ -7,6 +7,7 @@
 import { TerminalError } from '../../src/shared/errors.js';
 import type {
   Disposable,
+  OutputChunk,
   PtyEngine,
   ReadRequest,
   ReadResult,
@@ -52,6 +53,10 @@ export class FakeSession implements TerminalSession {
   /** Scrollback lines served by `read`. */
   lines: string[] = ['line 0', 'line 1', 'line 2'];
   status_: SessionStatus = { kind: 'running', containment: 'process-tree' };
+  /** When set, sends settle only once it opens (a command that is still running). */
+  holdSends: Gate | undefined;
+  /** Live output subscribers (`onOutput`); `emitOutput` feeds them. */
+  readonly outputListeners = new Set<(chunk: OutputChunk) => void>();
   closed = false;
   private active = false;
 
@@ -76,7 +81,8 @@ export class FakeSession implements TerminalSession {
       elapsedMs: 1,
       ...this.script(request),
     };
-    const done = Promise.resolve().then(() => {
+    const held = this.holdSends?.promise;
+    const done = Promise.resolve(held).then(() => {
       this.active = false;
       return result;
     });
@@ -113,8 +119,14 @@ export class FakeSession implements TerminalSession {
     return this.status_;
   }
 
-  onOutput(): Disposable {
-    return { dispose() {} };
+  onOutput(listener: (chunk: OutputChunk) => void): Disposable {
+    this.outputListeners.add(listener);
+    return { dispose: () => this.outputListeners.delete(listener) };
+  }
+
+  /** Delivers live output to the subscribers, as the engine's data plane would. */
+  emitOutput(text: string, dropped = 0): void {
+    for (const listener of this.outputListeners) listener({ text, dropped });
   }
 
   async close(reason = 'closed'): Promise<SessionOutcome> {

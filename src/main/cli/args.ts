@@ -10,13 +10,20 @@ export interface CliArgs {
   sandbox: SandboxMode | undefined;
   /** `--workspace DIR` (absolute), default the current directory. */
   workspace: string;
+  /** For `mcp`: every argument but the subcommand, parsed by the MCP server's own options. */
+  mcpArgs: string[];
 }
 
 const MODES: readonly SandboxMode[] = ['read-only', 'workspace-write', 'danger-full-access'];
 
 /** Parses argv (without node and script). Throws INVALID_ARGUMENT with a usable message. */
 export function parseCliArgs(argv: readonly string[]): CliArgs {
-  const args: CliArgs = { command: 'interactive', sandbox: undefined, workspace: process.cwd() };
+  const args: CliArgs = {
+    command: 'interactive',
+    sandbox: undefined,
+    workspace: process.cwd(),
+    mcpArgs: [],
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = (): string => {
@@ -24,7 +31,11 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       if (next === undefined) throw new TerminalError('INVALID_ARGUMENT', `${arg} needs a value`);
       return next;
     };
-    if (arg === 'demo' || arg === 'mcp') args.command = arg;
+    if (arg === 'mcp') {
+      // The server has options of its own (--max-wait, --flag=value): it parses everything.
+      return { ...args, command: 'mcp', mcpArgs: [...argv.slice(0, i), ...argv.slice(i + 1)] };
+    }
+    if (arg === 'demo') args.command = arg;
     else if (arg === '-h' || arg === '--help' || arg === 'help') args.command = 'help';
     else if (arg === '-v' || arg === '--version') args.command = 'version';
     else if (arg === '--sandbox') {
@@ -48,7 +59,10 @@ export const USAGE = `agent-pty — persistent, interactive terminal sessions fo
 Usage:
   agent-pty [--sandbox MODE] [--workspace DIR]   interactive: type lines, see what a model receives
   agent-pty demo                                  a short scripted tour (non-interactive)
-  agent-pty mcp [--sandbox MODE] [--workspace DIR]
+  agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS]
                                                   MCP server over stdio with the six terminal tools
+                                                  (--max-wait: longest wait of one send, default 50000)
 Modes: read-only, workspace-write, danger-full-access.
-Interactive commands: :read [offset] [count], :signal NAME, :status, :quit (Ctrl-C cancels a running send).`;
+Interactive: output is shown as it arrives, then the status lines a model receives. An empty line
+presses Enter; :wait [MS] keeps waiting without typing; :waitfor /REGEX/ LINE returns once REGEX
+matches; :result, :read [offset] [count], :signal NAME, :status, :quit (Ctrl-C cancels a running send).`;

@@ -20,7 +20,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'mcp':
-      await runMcpServer(argv.filter((arg) => arg !== 'mcp'));
+      await runMcpServer(args.mcpArgs);
       return 0;
     case 'demo': {
       const engine = await createPtyEngine();

@@ -7,6 +7,8 @@
  */
 import { describeError, TerminalBackendCleanupError, TerminalError } from '../../shared/errors.js';
 import type {
+  Disposable,
+  OutputChunk,
   ReadRequest,
   ReadResult,
   SandboxSelection,
@@ -101,6 +103,11 @@ export interface PtyService {
   spawn(owner: string, request: PtySpawnRequest, signal?: AbortSignal): Promise<PtySpawnResult>;
   /** Starts a send on the owner's session (one at a time per session; a second fails `SEND_ACTIVE`). */
   startSend(owner: string, id: string, request: SendRequest): SendOperation;
+  /**
+   * Subscribes to the session's live output (sanitized text as it arrives, see `session.onOutput`);
+   * the subscription ends with `dispose()` or when the session closes.
+   */
+  onOutput(owner: string, id: string, listener: (chunk: OutputChunk) => void): Disposable;
   /** A page of the session's scrollback. */
   read(owner: string, id: string, request?: ReadRequest): Promise<ReadResult>;
   /** Delivers a signal to the session's foreground process group. */
@@ -329,6 +336,10 @@ export function createPtyService(): PtyService {
 
     startSend(owner, id, request) {
       return lookupOpen(owner, id).session.startSend(request);
+    },
+
+    onOutput(owner, id, listener) {
+      return lookupOpen(owner, id).session.onOutput(listener);
     },
 
     async read(owner, id, request) {

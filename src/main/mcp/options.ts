@@ -1,4 +1,4 @@
-/** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR]`. */
+/** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS]`. */
 import { resolve } from 'node:path';
 import { TerminalError } from '../../shared/errors.js';
 import type { SandboxMode } from '../../shared/types.js';
@@ -7,17 +7,37 @@ import { SANDBOX_MODES } from '../harness/sandbox-policy.js';
 /** The MCP server's default: the model may write in the folder it was started in, nowhere else. */
 export const MCP_DEFAULT_MODE: SandboxMode = 'workspace-write';
 
+/**
+ * Default of `--max-wait`: the longest one `terminal_send` call waits before it returns `running`.
+ * Below the 60 s request timeout of the MCP SDK's clients (and the `tool_timeout_sec = 60` that
+ * desktop clients are configured with), so a long command ends as a result the model can act on,
+ * not as a client-side timeout.
+ */
+export const MCP_DEFAULT_MAX_WAIT_MS = 50_000;
+
+/** Usage line of the subcommand, quoted by every options error. */
+const USAGE = 'agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS]';
+
 /** Parsed options. */
 export interface McpOptions {
   /** Sandbox mode of every terminal of the connection. */
   mode: SandboxMode;
   /** Absolute workspace root. */
   workspaceRoot: string;
+  /** Longest wait of one `terminal_send` call in ms (larger `timeoutMs` values are clamped to it). */
+  maxWaitMs: number;
 }
 
-/** Parses `--sandbox MODE` / `--sandbox=MODE` and `--workspace DIR`; throws `INVALID_ARGUMENT`. */
+/**
+ * Parses `--sandbox MODE`, `--workspace DIR` and `--max-wait MS` (each also as `--flag=value`); throws
+ * `INVALID_ARGUMENT`.
+ */
 export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): McpOptions {
-  const options: McpOptions = { mode: MCP_DEFAULT_MODE, workspaceRoot: cwd };
+  const options: McpOptions = {
+    mode: MCP_DEFAULT_MODE,
+    workspaceRoot: cwd,
+    maxWaitMs: MCP_DEFAULT_MAX_WAIT_MS,
+  };
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]!;
     const [flag, inline] =
@@ -40,10 +60,20 @@ export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): M
       options.mode = mode as SandboxMode;
     } else if (flag === '--workspace') {
       options.workspaceRoot = resolve(cwd, value());
+    } else if (flag === '--max-wait') {
+      const text = value();
+      const ms = Number(text);
+      if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(ms) || ms < 1) {
+        throw new TerminalError(
+          'INVALID_ARGUMENT',
+          `agent-pty mcp: --max-wait must be a whole number of milliseconds (1 or more), e.g. 50000; got '${text}'`,
+        );
+      }
+      options.maxWaitMs = ms;
     } else {
       throw new TerminalError(
         'INVALID_ARGUMENT',
-        `agent-pty mcp: unknown argument '${arg}' (usage: agent-pty mcp [--sandbox MODE] [--workspace DIR])`,
+        `agent-pty mcp: unknown argument '${arg}' (usage: ${USAGE})`,
       );
     }
   }

@@ -1,5 +1,5 @@
 /**
- * `agent-pty mcp [--sandbox MODE] [--workspace DIR]`: the terminal tools over stdio (SPEC §7).
+ * `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS]`: the terminal tools over stdio (SPEC §7).
  * Every terminal belongs to the connection and is closed when it ends — stdin closes, or SIGTERM,
  * SIGINT or SIGHUP arrives — leaving no process behind. The default sandbox is `workspace-write` on
  * the current folder; a mode that cannot be enforced makes `terminal_open` fail with what to do.
@@ -30,6 +30,7 @@ export async function runMcpServer(argv: string[]): Promise<void> {
   const server = createTerminalMcpServer({
     pty,
     owner: CONNECTION_OWNER,
+    maxWaitMs: options.maxWaitMs,
     instructionsSuffix:
       `\nThis server runs every terminal in sandbox mode ${options.mode} with workspace ` +
       `${options.workspaceRoot}.\n`,

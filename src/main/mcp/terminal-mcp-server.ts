@@ -2,7 +2,10 @@
  * The six terminal tools as an MCP server (SPEC §7), on the SDK's low-level `Server`: `tools/list`
  * publishes each tool's JSON schemas, description and hints; `tools/call` answers with the rendered
  * text as content and the JSON result as `structuredContent`, or with an `isError` result whose text
- * says what to do instead. Transport-agnostic: `server.ts` connects it to stdio.
+ * says what to do instead. A cancelled call ends only its wait (the send settles `running`; nothing is
+ * signalled), a call that asked for progress receives the send's output lines as
+ * `notifications/progress` while it runs, and no call waits longer than `maxWaitMs`.
+ * Transport-agnostic: `server.ts` connects it to stdio.
  */
 import { readFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -10,10 +13,14 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   ListToolsRequestSchema,
+  type ProgressToken,
+  type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { PtyService } from '../harness/pty-service.js';
 import { runTerminalTool, TERMINAL_TOOLS } from '../tools/catalog.js';
 import { TERMINAL_TOOLS_GUIDANCE } from '../tools/guidance.js';
+import type { LiveLinesBatch } from '../tools/live-lines.js';
+import { MCP_DEFAULT_MAX_WAIT_MS } from './options.js';
 
 /** Server name announced to clients. */
 export const MCP_SERVER_NAME = 'agent-pty';
@@ -26,17 +33,26 @@ export interface TerminalMcpServerOptions {
   owner: string;
   /** Cap of a result's text (default 64 KiB). */
   maxResultBytes?: number;
+  /**
+   * Longest wait of one `terminal_send` call in ms; larger `timeoutMs` values (and the engine's
+   * default) are clamped to it. Default {@link MCP_DEFAULT_MAX_WAIT_MS}.
+   */
+  maxWaitMs?: number;
   /** Appended to the instructions (e.g. the sandbox mode this server enforces). */
   instructionsSuffix?: string;
 }
 
 /** Creates an unconnected MCP server serving the terminal tools for one owner. */
 export function createTerminalMcpServer(options: TerminalMcpServerOptions): Server {
+  const maxWaitMs = options.maxWaitMs ?? MCP_DEFAULT_MAX_WAIT_MS;
   const server = new Server(
     { name: MCP_SERVER_NAME, title: 'Terminal sessions', version: packageVersion() },
     {
       capabilities: { tools: { listChanged: false } },
-      instructions: `${TERMINAL_TOOLS_GUIDANCE}${options.instructionsSuffix ?? ''}`,
+      instructions:
+        `${TERMINAL_TOOLS_GUIDANCE}\nOn this server one terminal_send call waits at most ${maxWaitMs} ms ` +
+        '(a larger timeoutMs is cut to that); a longer command returns [wait: running] and keeps running.\n' +
+        (options.instructionsSuffix ?? ''),
     },
   );
 
@@ -52,19 +68,45 @@ export function createTerminalMcpServer(options: TerminalMcpServerOptions): Serv
   }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const progressToken = extra._meta?.progressToken;
     const outcome = await runTerminalTool(request.params.name, request.params.arguments ?? {}, {
       pty: options.pty,
       owner: options.owner,
-      // Aborted when the client cancels this request or the connection closes: a running send is
-      // then interrupted (a real SIGINT) instead of holding the session until its timeout.
+      // Aborted when the client cancels this request (often its own request timeout) or the
+      // connection closes: the send stops waiting and settles `running`, and the command goes on.
+      // Interrupting it is the model's decision (terminal_signal), never a side effect of a timeout.
       signal: extra.signal,
+      maxWaitMs,
       ...(options.maxResultBytes === undefined ? {} : { maxResultBytes: options.maxResultBytes }),
+      ...(progressToken === undefined
+        ? {}
+        : { onLiveLines: progressSender(progressToken, extra.sendNotification) }),
     });
     const content = [{ type: 'text' as const, text: outcome.text }];
     return outcome.isError ? { content, isError: true } : { content, structuredContent: outcome.json };
   });
 
   return server;
+}
+
+/**
+ * Sends each batch of live output lines as a `notifications/progress` for the request's token:
+ * `progress` is the number of lines seen so far (it grows with every notification, as MCP requires),
+ * `message` the new lines. A notification that cannot be sent is dropped; the call goes on.
+ */
+function progressSender(
+  progressToken: ProgressToken,
+  sendNotification: (notification: ServerNotification) => Promise<void>,
+): (batch: LiveLinesBatch) => void {
+  return (batch) => {
+    void sendNotification({
+      method: 'notifications/progress',
+      params: { progressToken, progress: batch.linesSoFar, message: batch.text },
+    }).catch((connectionGone: unknown) => {
+      // The result (or the connection's end) follows anyway; a lost progress line changes nothing.
+      void connectionGone;
+    });
+  };
 }
 
 /** The package version, for the server's `initialize` answer. */

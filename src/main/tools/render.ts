@@ -1,33 +1,74 @@
 /**
  * The bracketed status lines every terminal result shares (SPEC §7): `[wait: <reason>]`,
- * `[exit: <code>]`, `[session: running | exited code=… signal=…]`, and the truncation note.
+ * `[exit: <code>]`, `[foreground: <command>]`, `[session: running | exited code=… signal=…]`, and the
+ * truncation note.
  */
-import type { SessionStatus, WaitReason } from '../../shared/types.js';
+import type { ForegroundProcess, SessionStatus, WaitReason } from '../../shared/types.js';
+
+/**
+ * Command names of shells: a foreground that is one of them is the shell itself (at its prompt, its
+ * continuation prompt or `read`), which needs no `[foreground: …]` line; anything else (`python3` at
+ * `>>>`, `vim`, `sleep`) is named so a model can tell a REPL's prompt from the shell's.
+ */
+const SHELL_COMMANDS: ReadonlySet<string> = new Set(['bash', 'zsh', 'sh', 'dash', 'pwsh', 'fish', 'ksh']);
+
+/** The call that keeps waiting: `terminal_send` without text for this session, or in general. */
+function waitAgainCall(sessionId: string | undefined): string {
+  return sessionId === undefined
+    ? 'terminal_send without text'
+    : `terminal_send ${JSON.stringify({ sessionId })} (no text)`;
+}
 
 /** What each wait reason tells the model to do next; proven readiness needs no comment. */
-const WAIT_HINTS: Record<WaitReason, string> = {
-  stdin_read: '',
-  running:
-    ' the command is still running (the wait bound of this send passed). Keep waiting with terminal_send' +
-    ' without text, or stop it with terminal_signal SIGINT.',
-  pattern: ' the waitFor pattern matched; the command may still be running.',
-  inferred_idle:
-    ' not proven finished: output stopped, but the command may still be running or waiting for input.' +
-    ' Check with terminal_read before relying on it, or stop it with terminal_signal SIGINT.',
-  timeout:
-    ' the time limit of this send passed while the command was still busy; it is probably still running.' +
-    ' Check later with terminal_read, or stop it with terminal_signal SIGINT.',
-  session_exit: ' the shell exited or the session was closed; open a new one with terminal_open.',
-};
+function waitHint(reason: WaitReason, sessionId: string | undefined): string {
+  const waitAgain = waitAgainCall(sessionId);
+  switch (reason) {
+    case 'stdin_read':
+      return '';
+    case 'running':
+      return (
+        ' the command is still running: this send stopped waiting before it finished (it is not done, and' +
+        ` not waiting for input). Keep waiting with ${waitAgain}, or stop it with terminal_signal SIGINT.`
+      );
+    case 'pattern':
+      return (
+        ' the waitFor pattern matched; the command may still be running (a server keeps serving).' +
+        ` Follow its output with ${waitAgain} or terminal_read, stop it with terminal_signal SIGINT.`
+      );
+    case 'inferred_idle':
+      return (
+        ' not proven finished: output stopped where readiness cannot be observed (an unusual prompt, or' +
+        ' a relay such as ssh, script or tmux); the command may still be running or waiting for input.' +
+        ` Check with terminal_read, keep waiting with ${waitAgain}, or stop it with terminal_signal SIGINT.`
+      );
+    case 'timeout':
+      return (
+        " not proven finished: this send's wait bound passed and the terminal's state could not be read;" +
+        ` the command is probably still running. Keep waiting with ${waitAgain}, check with terminal_read,` +
+        ' or stop it with terminal_signal SIGINT.'
+      );
+    case 'session_exit':
+      return ' the shell exited or the session was closed; open a new one with terminal_open.';
+  }
+}
 
-/** `[wait: reason]` plus what the reason means for the next step. */
-export function renderWait(reason: WaitReason): string {
-  return `[wait: ${reason}]${WAIT_HINTS[reason]}`;
+/**
+ * `[wait: reason]` plus what the reason means for the next step. With `sessionId`, the hint names the
+ * exact call that keeps waiting.
+ */
+export function renderWait(reason: WaitReason, sessionId?: string): string {
+  return `[wait: ${reason}]${waitHint(reason, sessionId)}`;
 }
 
 /** `[exit: code]`. */
 export function renderExit(code: number): string {
   return `[exit: ${code}]`;
+}
+
+/** `[foreground: command]` when something other than the shell holds the terminal, else nothing. */
+export function renderForeground(foreground: ForegroundProcess | undefined): string[] {
+  if (foreground === undefined || SHELL_COMMANDS.has(foreground.command)) return [];
+  return [`[foreground: ${foreground.command}]`];
 }
 
 /** `[session: running]` or `[session: exited code=… signal=…]` (`none` for an absent value). */

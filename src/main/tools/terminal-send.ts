@@ -1,40 +1,80 @@
 /**
- * `terminal_send {sessionId, text, submit?}` → `{ output, waitReason, exitCode?, cwd?, sessionStatus,
- * truncated, elapsedMs }`. Rendered: the output of this send, then `[wait: …]`, `[exit: …]` when the
- * shell's prompt proved it, `[session: …]`, and a truncation note when output was dropped.
+ * `terminal_send {sessionId, text?, submit?, timeoutMs?, waitFor?}` → `{ output, foreground?,
+ * waitReason, exitCode?, cwd?, sessionStatus, truncated, elapsedMs }`. Rendered: the output of this
+ * send, then `[wait: …]`, `[exit: …]` when the shell's prompt proved it, `[foreground: …]` when a
+ * program other than the shell holds the terminal, `[session: …]`, and a truncation note when output
+ * was dropped. Without text the send only waits: how a model keeps waiting for a running command.
  */
 import { z } from 'zod';
-import { renderExit, renderSession, renderTruncated, renderWait } from './render.js';
+import { resolveEngineConfig } from '../../shared/config.js';
+import type { Disposable, SendRequest, TerminalSendResult } from '../../shared/types.js';
+import { LiveLinesBatcher } from './live-lines.js';
+import { renderExit, renderForeground, renderSession, renderTruncated, renderWait } from './render.js';
 import { capTail, countLines } from './result-cap.js';
 import { sessionIdArgument, sessionStatusOutput, statusOutput } from './schemas.js';
-import { DEFAULT_MAX_RESULT_BYTES, defineTool } from './tool.js';
+import { DEFAULT_MAX_RESULT_BYTES, defineTool, type TerminalToolContext } from './tool.js';
 
-/** Types into a session and waits until it is ready for input again. */
+/** Longest accepted `waitFor` expression (the engine's own bound): a pattern is a few words, not a program. */
+const MAX_WAIT_FOR_LENGTH = 4_096;
+
+/** The engine's default wait bound of a send, clamped like an explicit one when a call has a maximum. */
+const DEFAULT_SEND_TIMEOUT_MS = resolveEngineConfig().timeoutMs;
+
+/** Types into a session (or only waits) until it is ready for input again. */
 export const terminalSend = defineTool({
   name: 'terminal_send',
   title: 'Type into terminal',
   description:
     'Type text into a terminal session and press Enter (unless submit is false), then wait until the ' +
-    'terminal is ready for input again and return the output this produced. Ready means the shell is ' +
-    'back at its prompt, or the running program (a python3 REPL, a y/n question, `read`) is waiting to ' +
-    'read input. The result ends with [wait: <reason>] (stdin_read = proven ready; inferred_idle and ' +
-    'timeout = NOT proven, the command may still be running), [exit: <code>] of the last command when ' +
-    'the shell prompt came back, and [session: running|exited …]. Send one command, or one line of ' +
-    'input for the running program, per call. To interrupt a program use terminal_signal SIGINT ' +
-    '(do not type control characters). Use submit=false to type without pressing Enter.',
+    'terminal is ready for input again and return the output. Ready means the shell is back at its ' +
+    'prompt, or the running program (a python3 REPL, a y/n question, `read`) is waiting to read input. ' +
+    'Without text, nothing is typed and the call only waits: use it to keep waiting for a command that ' +
+    'is still running; output that arrived since the previous result comes first. The result ends with ' +
+    '[wait: <reason>]: stdin_read = proven ready; running = the wait bound (timeoutMs) passed and the ' +
+    'command is still running (call again without text to keep waiting); pattern = your waitFor ' +
+    'matched; inferred_idle and timeout = NOT proven finished. Then [exit: <code>] of the last command ' +
+    'when the shell prompt came back, [foreground: <program>] when a program other than the shell holds ' +
+    'the terminal, and [session: running|exited …]. Start servers and watchers with waitFor (e.g. ' +
+    'waitFor "Serving HTTP on|Listening on") so the call returns once they are up. Send one command, or ' +
+    'one line of input for the running program, per call. To interrupt a program use terminal_signal ' +
+    'SIGINT (do not type control characters).',
   hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   input: z.strictObject({
     sessionId: sessionIdArgument,
     text: z
-      .string({ error: 'must be the text to type, as a string (use "" to just press Enter)' })
-      .describe('Text to type, e.g. "ls -la" or "print(6*7)". Use "" with submit=true to press Enter.'),
+      .string({ error: 'must be the text to type, as a string (omit it to only wait)' })
+      .optional()
+      .describe(
+        'Text to type, e.g. "ls -la" or "print(6*7)". Use "" with submit=true to press Enter. Omit it to ' +
+          'type nothing and only wait (keep waiting for a running command).',
+      ),
     submit: z
       .boolean({ error: 'must be true (press Enter after the text, default) or false' })
       .default(true)
-      .describe('Press Enter after the text (default true).'),
+      .describe('Press Enter after the text (default true; ignored without text).'),
+    timeoutMs: z
+      .number({ error: 'must be a number of milliseconds, e.g. 60000' })
+      .int('must be a whole number of milliseconds, e.g. 60000')
+      .positive('must be 1 or more milliseconds, e.g. 60000')
+      .optional()
+      .describe(
+        'How long this call waits at most before it returns [wait: running] (the command keeps running; ' +
+          'call again without text to keep waiting). Default: the server default (30 s).',
+      ),
+    waitFor: z
+      .string({ error: 'must be a regular expression as a string, e.g. "Listening on|ready in"' })
+      .min(1, 'must not be empty; pass a regular expression such as "Serving HTTP on", or omit it')
+      .max(MAX_WAIT_FOR_LENGTH, `must be at most ${MAX_WAIT_FOR_LENGTH} characters`)
+      .optional()
+      .describe(
+        'Return with [wait: pattern] as soon as a line of the output matches this regular expression (RE2 ' +
+          'syntax: no backreferences or lookaround), e.g. "Serving HTTP on|Listening on|ready in". Use it ' +
+          'for servers and watchers that never return to the prompt.',
+      ),
   }),
   output: z.strictObject({
     output: z.string(),
+    foreground: z.strictObject({ pid: z.number().int(), command: z.string() }).optional(),
     waitReason: z.enum(['stdin_read', 'running', 'pattern', 'inferred_idle', 'timeout', 'session_exit']),
     exitCode: z.number().int().optional(),
     cwd: z.string().optional(),
@@ -43,16 +83,26 @@ export const terminalSend = defineTool({
     elapsedMs: z.number(),
   }),
   async run(args, ctx) {
-    const operation = ctx.pty.startSend(ctx.owner, args.sessionId, {
-      text: args.text,
-      submit: args.submit,
+    const wait = waitBound(args.timeoutMs, ctx.maxWaitMs);
+    const request: SendRequest = {
+      ...(args.text === undefined ? {} : { text: args.text, submit: args.submit }),
+      ...(wait.timeoutMs === undefined ? {} : { timeoutMs: wait.timeoutMs }),
+      ...(args.waitFor === undefined ? {} : { waitFor: args.waitFor }),
       ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
-    });
-    const result = await operation.done;
+    };
+    const result = await sendWithLiveLines(ctx, args.sessionId, request);
+    const clampNote =
+      wait.clampedFrom !== undefined && (result.waitReason === 'running' || result.waitReason === 'timeout')
+        ? [
+            `[wait bound: ${wait.timeoutMs} ms, the most this server waits per call, instead of ${wait.clampedFrom} ms]`,
+          ]
+        : [];
     const trailer = [
-      renderWait(result.waitReason),
+      renderWait(result.waitReason, args.sessionId),
       ...(result.exitCode === undefined ? [] : [renderExit(result.exitCode)]),
+      ...renderForeground(result.foreground),
       renderSession(result.sessionStatus),
+      ...clampNote,
     ];
     // The note's length depends on the kept line count; reserve room for its longest form.
     const noteReserve = renderTruncated('x'.repeat(80), args.sessionId, Number.MAX_SAFE_INTEGER).length + 1;
@@ -81,6 +131,9 @@ export const terminalSend = defineTool({
       text: [...body, ...trailer, ...note].join('\n'),
       json: {
         output: capped.text,
+        ...(result.foreground === undefined
+          ? {}
+          : { foreground: { pid: result.foreground.pid, command: result.foreground.command } }),
         waitReason: result.waitReason,
         ...(result.exitCode === undefined ? {} : { exitCode: result.exitCode }),
         ...(result.cwd === undefined ? {} : { cwd: result.cwd }),
@@ -91,3 +144,36 @@ export const terminalSend = defineTool({
     };
   },
 });
+
+/** The send's wait bound under the call's maximum, and what was asked when the maximum cut it. */
+function waitBound(
+  asked: number | undefined,
+  maxWaitMs: number | undefined,
+): { timeoutMs: number | undefined; clampedFrom: number | undefined } {
+  if (maxWaitMs === undefined) return { timeoutMs: asked, clampedFrom: undefined };
+  const wanted = asked ?? DEFAULT_SEND_TIMEOUT_MS;
+  if (wanted <= maxWaitMs) return { timeoutMs: wanted, clampedFrom: undefined };
+  return { timeoutMs: maxWaitMs, clampedFrom: wanted };
+}
+
+/**
+ * Runs the send; when the caller takes live output, subscribes before anything is typed (so the echo
+ * and the first lines are included) and stops once the send settled (the result carries the rest).
+ */
+async function sendWithLiveLines(
+  ctx: TerminalToolContext,
+  sessionId: string,
+  request: SendRequest,
+): Promise<TerminalSendResult> {
+  const onLiveLines = ctx.onLiveLines;
+  if (onLiveLines === undefined) return ctx.pty.startSend(ctx.owner, sessionId, request).done;
+  const batcher = new LiveLinesBatcher(onLiveLines);
+  let subscription: Disposable | undefined;
+  try {
+    subscription = ctx.pty.onOutput(ctx.owner, sessionId, batcher.push);
+    return await ctx.pty.startSend(ctx.owner, sessionId, request).done;
+  } finally {
+    subscription?.dispose();
+    batcher.dispose();
+  }
+}

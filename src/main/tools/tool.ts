@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { TerminalError } from '../../shared/errors.js';
 import type { PtyService } from '../harness/pty-service.js';
+import type { LiveLinesBatch } from './live-lines.js';
 
 /** Default cap of a rendered result: enough for a screenful of logs, small enough for a context window. */
 export const DEFAULT_MAX_RESULT_BYTES = 64 * 1024;
@@ -18,8 +19,21 @@ export interface TerminalToolContext {
   owner: string;
   /** Cap of a result's text in UTF-8 bytes (the tail is kept). Default 64 KiB. */
   maxResultBytes?: number;
-  /** Cancellation of this call (e.g. the MCP request was cancelled): a running send is interrupted. */
+  /**
+   * Cancellation of this call (e.g. the MCP request was cancelled): a running send stops waiting and
+   * settles `running`; the command itself is not signalled (that is `terminal_signal`).
+   */
   signal?: AbortSignal;
+  /**
+   * Longest a `terminal_send` waits, in ms: a larger `timeoutMs` is clamped to it, and so is the
+   * engine's default bound (keeps a call below the caller's own request timeout). Default: no clamp.
+   */
+  maxWaitMs?: number;
+  /**
+   * Receives the output of a running `terminal_send` as it arrives: batches of complete lines, at most
+   * a few a second, each bounded (see live-lines.ts). Absent: nobody subscribes to live output.
+   */
+  onLiveLines?: (batch: LiveLinesBatch) => void;
 }
 
 /** A successful call: text for the model and the JSON result. */
