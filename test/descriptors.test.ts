@@ -58,9 +58,14 @@ function field(result: TerminalSendResult, name: string): string | undefined {
   return new RegExp(`^${name}=(\\S*)\\s*$`, 'm').exec(result.viewport)?.[1];
 }
 
-/** Host pid of the shell itself (for a confined session, `session.pid` is the sandbox launcher). */
+/**
+ * Host pid of the shell itself: for a confined session `session.pid` is the sandbox launcher and `$$`
+ * a pid in the sandbox's PID namespace, so take the host pid the result names as the foreground.
+ */
 async function shellPid(session: TerminalSession): Promise<number> {
-  return Number(field(await run(session, 'echo pid=$(($$+0))'), 'pid'));
+  const { foreground } = await run(session, 'true');
+  expect(foreground?.command).toBe('bash');
+  return foreground!.pid;
 }
 
 /** Descriptor numbers a process holds, ascending. */

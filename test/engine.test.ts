@@ -137,7 +137,8 @@ describe('host-exit guard', () => {
       const exited = new Promise<[number | null, string | null]>((resolve) =>
         child.on('exit', (code, signal) => resolve([code, signal])),
       );
-      if (mode === 'sigterm') child.kill('SIGTERM');
+      // The fixture leaves only once told to, so the shells were alive when checked above.
+      child.kill(mode === 'sigterm' ? 'SIGTERM' : 'SIGUSR2');
       // The host ends the way it asked to: never an abort from node-pty's exit callback during teardown.
       expect(await exited).toEqual(mode === 'exit' ? [0, null] : [null, 'SIGTERM']);
       const deadline = Date.now() + 2_000;

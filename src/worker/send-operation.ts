@@ -602,7 +602,10 @@ export class SendOperation {
       this.scheduleProbe(REPLY_GRACE_MS - sinceReply);
       return true;
     }
-    const readerPid = verdict.kind === 'prompt' ? verdict.candidate.shellPid : verdict.pid;
+    // A prompt's reader is the shell, by its host pid (the marker carries `$$`, a namespace pid when
+    // the shell is confined; the verdict matched it against the shell identified at startup).
+    const readerPid =
+      verdict.kind === 'prompt' ? (this.env.shell()?.pid ?? verdict.candidate.shellPid) : verdict.pid;
     const processRuns = processRunsOf(sample, readerPid);
     const needsConfirm = verdict.kind === 'stdin_wait' || this.inputMayBePending;
     const pending = this.confirm;
