@@ -89,7 +89,7 @@ export function judgeReadiness(input: ReadinessInput): ReadinessVerdict {
 }
 
 /** The shell waiting in its line editor is at a prompt (or continuation prompt): only the marker proves it. */
-function isLineEditorWait(member: ThreadWait): boolean {
+export function isLineEditorWait(member: ThreadWait): boolean {
   return member.syscall === undefined || LINE_EDITOR_SYSCALLS.has(member.syscall);
 }
 
