@@ -64,11 +64,25 @@ export class PtyInputWriter {
   private readonly inputs: InputWrite[] = [];
   private replies: Buffer = Buffer.alloc(0);
   private inFlight = false;
+  /** The write in flight carries replies. */
+  private repliesInFlight = false;
   private retry: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly counters: PtyInputWriterStats = { replyBytesWritten: 0, repliesDropped: 0 };
 
-  constructor(private readonly fd: number) {}
+  /**
+   * @param fd the pty master
+   * @param onRepliesWritten called each time queued replies reached the kernel (a reader may now take them)
+   */
+  constructor(
+    private readonly fd: number,
+    private readonly onRepliesWritten?: () => void,
+  ) {}
+
+  /** True while replies are queued or being written: a reader blocked on the terminal may be waiting for them. */
+  get repliesPending(): boolean {
+    return this.replies.length > 0 || this.repliesInFlight;
+  }
 
   /** A snapshot of the counters. */
   get stats(): PtyInputWriterStats {
@@ -171,8 +185,10 @@ export class PtyInputWriter {
   private writeReplies(): void {
     const replies = this.replies;
     this.inFlight = true;
+    this.repliesInFlight = true;
     fsWrite(this.fd, replies, 0, replies.length, null, (error, written) => {
       this.inFlight = false;
+      this.repliesInFlight = false;
       if (this.closed) return;
       if (error) {
         if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {
@@ -186,6 +202,7 @@ export class PtyInputWriter {
         this.counters.replyBytesWritten += written;
         // Replies queued meanwhile were appended behind these bytes: what is left starts at `written`.
         this.replies = this.replies.subarray(written);
+        this.onRepliesWritten?.();
       }
       this.pump();
     });

@@ -177,7 +177,10 @@ export class SessionCore {
         'node-pty did not expose the terminal fd (unsupported platform)',
       );
     }
-    const writer = new PtyInputWriter(extras.fd);
+    // Readiness gives a reader REPLY_GRACE_MS from when a reply reached the kernel to take it.
+    const writer = new PtyInputWriter(extras.fd, () => {
+      this.lastReplyAt = performance.now();
+    });
     this.writer = writer;
     // Once node-pty closed the fd, its number may be reused by another file: write nothing more.
     extras.on?.('close', () => this.stopWriting());
@@ -572,7 +575,7 @@ export class SessionCore {
         if (root === undefined || this.exitStatus.kind === 'exited') return undefined;
         // A program waiting for our reply to its terminal query (PSReadLine's cursor-position request)
         // is blocked on stdin, but not for the user: sample only while no reply is pending.
-        if (this.replier?.busy || this.replyGate?.pending) return undefined;
+        if (this.replier?.busy || this.replyGate?.pending || this.writer?.repliesPending) return undefined;
         return this.sampleNow();
       },
       shell: (candidate?: PromptCandidate) => this.resolveShell(candidate),
