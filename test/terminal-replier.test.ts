@@ -673,3 +673,115 @@ describe('TerminalReplier differential property', () => {
     expect(parsed).toBeLessThan(fed * 0.9);
   });
 });
+
+describe('TerminalReplier bounds', () => {
+  /** A string sequence: introducer, body, terminator; `counted` is what the bound measures. */
+  interface StringSequence {
+    text: string;
+    counted: number;
+  }
+  const BOUND = 16;
+  const introducers = [
+    { text: '\x1b]', terminators: ['\x07', '\x1b\\', '\x9c', '\x18'] },
+    { text: '\x9d', terminators: ['\x07', '\x1b\\', '\x9c'] },
+    { text: '\x1bP$q', terminators: ['\x1b\\', '\x9c', '\x18'] },
+    { text: '\x1bP1|', terminators: ['\x1b\\', '\x9c'] },
+    { text: '\x1b_', terminators: ['\x1b\\', '\x9c'] },
+    { text: '\x1bX', terminators: ['\x1b\\', '\x9c'] },
+    { text: '\x9f', terminators: ['\x1b\\', '\x9c'] },
+  ];
+  const bodyChar = fc.constantFrom('a', 'Z', '0', ';', ' ', '\x01', '\x7f', 'r', 'q', '"');
+  const stringSequence: fc.Arbitrary<StringSequence> = fc
+    .tuple(fc.constantFrom(...introducers), fc.array(bodyChar, { maxLength: 3 * BOUND }), fc.nat())
+    .map(([introducer, body, pick]) => {
+      const terminator = introducer.terminators[pick % introducer.terminators.length]!;
+      // What follows the ESC or C1 introducer counts (for `ESC P $ q`: `$q` and the body).
+      const counted = introducer.text.length - (introducer.text.startsWith('\x1b') ? 2 : 1) + body.length;
+      return { text: `${introducer.text}${body.join('')}${terminator}`, counted };
+    });
+  const piece = fc.oneof(
+    stringSequence,
+    fc.constantFrom('abc', '\r\n', 'x\x1b[2Ay', CPR, DA1, '\x1b[?6$p', '\x1b', '\x1b[1m').map((text) => ({
+      text,
+      counted: -1,
+    })),
+  );
+
+  it('cancels string sequences past the bound exactly as if they were absent', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(piece, { minLength: 1, maxLength: 20 }),
+        fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 10 }),
+        async (pieces, cuts) => {
+          const stream = pieces.map((p) => p.text).join('') + CPR;
+          // The reference never sees an overlong sequence; a lone ESC before one would join it, so a
+          // stream where an ESC piece precedes a sequence is left to the ESC-free cases.
+          // biome-ignore lint/suspicious/noControlCharactersInRegex: the grammar is made of control codes
+          if (/\x1b(?=\x1b[\]P_X]|[\x90\x98\x9d\x9e\x9f])/.test(stream)) return;
+          const kept =
+            pieces
+              .filter((p) => p.counted <= BOUND)
+              .map((p) => p.text)
+              .join('') + CPR;
+          const replies: string[] = [];
+          const subject = new TerminalReplier({
+            cols: 20,
+            rows: 5,
+            reply: (d) => replies.push(d),
+            maxStringSequenceChars: BOUND,
+          });
+          const reference = createReference(20, 5);
+          try {
+            let at = 0;
+            for (let i = 0; at < stream.length; i++) {
+              const size = cuts[i % cuts.length]!;
+              subject.feed(stream.slice(at, at + size));
+              at += size;
+            }
+            await subject.whenIdle();
+            await written(reference.terminal, kept);
+            expect(replies).toEqual(reference.replies);
+            expect(screenState(Reflect.get(subject, 'terminal') as Terminal)).toEqual(
+              screenState(reference.terminal),
+            );
+          } finally {
+            subject.dispose();
+            reference.terminal.dispose();
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('keeps no overlong payload: 20 MB of one OSC reach xterm as a bounded prefix', async () => {
+    const { replier: r, replies } = replier();
+    r.feed('\x1b]0;');
+    const chunk = 'a'.repeat(1 << 20);
+    for (let i = 0; i < 20; i++) r.feedLineText(chunk);
+    r.feed(`\x07${CPR}`);
+    await r.whenIdle();
+    expect(r.stats.charsParsed).toBeLessThan(64 * 1024);
+    expect(r.stats.discardedSequences).toBe(1);
+    expect(replies).toEqual(['\x1b[1;1R']);
+  });
+
+  it('answers queries within its budget; past it, queries are neutralized without changing the screen', async () => {
+    const { replier: r, replies } = replier(20, 5);
+    const reference = referenceTerminal(20, 5);
+    const burst = `${'\x1b[6n'.repeat(600)}ab`;
+    r.feed(burst); // the budget is checked per chunk fed: this one is answered in full
+    await r.whenIdle();
+    expect(replies).toHaveLength(600);
+    const spam = `${'\x1b[6n\x1b[c\x1b[?6$p'.repeat(500)}\r\ncd\x1b]0;t\x1b[6n`;
+    r.feed(spam);
+    await r.whenIdle();
+    expect(replies).toHaveLength(600);
+    await written(reference.terminal, burst + spam);
+    expect(screenState(Reflect.get(r, 'terminal') as Terminal)).toEqual(screenState(reference.terminal));
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the budget refills
+    r.feed(CPR);
+    await r.whenIdle();
+    expect(replies.at(-1)).toBe('\x1b[2;3R');
+  });
+});

@@ -1,10 +1,14 @@
 /**
- * Writes caller input to the pty master in slices, so a send can know when its write finished and a
- * cancellation can stop queued input from ever being written (SPEC §4.4).
+ * Every byte the engine writes to the pty master: caller input in slices, so a send can know when its
+ * write finished and a cancellation can stop queued input from ever being written (SPEC §4.4), and
+ * terminal replies, through a bounded queue (SPEC §4.3).
  *
- * node-pty's own `write()` queues internally and offers no completion signal, so input goes straight to
- * the master fd with `fs.write` (the same non-blocking fd node-pty writes to). Terminal replies still go
- * through node-pty's `write()`; they are drained before caller input starts.
+ * node-pty's own `write()` queues without bound, retries EAGAIN forever and offers no completion
+ * signal, and once its fd is closed it prints `Unhandled pty write error` for what it still held. So
+ * nothing goes through it: this writer writes straight to the master fd with `fs.write` (the same
+ * non-blocking fd node-pty reads from), one write in flight at a time. Replies go before the next
+ * slice of caller input, as a terminal's answers interleave with what a person types. After
+ * {@link PtyInputWriter.close} nothing more is written: the fd number may already belong to another file.
  */
 import { write as fsWrite } from 'node:fs';
 
@@ -13,6 +17,12 @@ const SLICE_BYTES = 1024;
 
 /** Back-off while the tty input queue is full (EAGAIN): the reader must consume before more fits. */
 const FULL_QUEUE_RETRY_MS = 2;
+
+/**
+ * Reply bytes queued at most. Replies only queue while the tty input queue is full (the reader is not
+ * reading); a reader that reads takes them in one write.
+ */
+const MAX_QUEUED_REPLY_BYTES = 4 * 1024;
 
 /**
  * Length of the next slice: up to SLICE_BYTES, ending after the last line break inside it when there is
@@ -32,43 +42,169 @@ function sliceLength(buffer: Buffer, offset: number): number {
 /** How a write ended. */
 export type WriteOutcome = 'written' | 'cancelled';
 
-/** Sliced, cancellable writer for one pty master fd. */
+/** One caller write in progress. */
+interface InputWrite {
+  buffer: Buffer;
+  offset: number;
+  isCancelled: () => boolean;
+  resolve: (outcome: WriteOutcome) => void;
+  reject: (error: Error) => void;
+}
+
+/** Counters for tests and benchmarks. */
+export interface PtyInputWriterStats {
+  /** Reply bytes written. */
+  replyBytesWritten: number;
+  /** Replies dropped: the queue was full, the writer closed, or a write failed. */
+  repliesDropped: number;
+}
+
+/** Sliced, cancellable writer for one pty master fd, with a bounded reply queue. */
 export class PtyInputWriter {
-  constructor(private readonly fd: number) {}
+  private readonly inputs: InputWrite[] = [];
+  private replies: Buffer = Buffer.alloc(0);
+  private inFlight = false;
+  /** The write in flight carries replies. */
+  private repliesInFlight = false;
+  private retry: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly counters: PtyInputWriterStats = { replyBytesWritten: 0, repliesDropped: 0 };
+
+  /**
+   * @param fd the pty master
+   * @param onRepliesWritten called each time queued replies reached the kernel (a reader may now take them)
+   */
+  constructor(
+    private readonly fd: number,
+    private readonly onRepliesWritten?: () => void,
+  ) {}
+
+  /** True while replies are queued or being written: a reader blocked on the terminal may be waiting for them. */
+  get repliesPending(): boolean {
+    return this.replies.length > 0 || this.repliesInFlight;
+  }
+
+  /** A snapshot of the counters. */
+  get stats(): PtyInputWriterStats {
+    return { ...this.counters };
+  }
 
   /**
    * Writes `data`. Before each slice `isCancelled()` is consulted: once it returns true no further byte is
    * written and the promise resolves `'cancelled'`. A slice already handed to the kernel always finishes
-   * first, so when this promise settles nothing of this write is still in flight. Rejects on a write error.
+   * first, so when this promise settles nothing of this write is still in flight. Rejects on a write
+   * error. After {@link close} (or once closed meanwhile) it resolves `'cancelled'` with nothing more written.
    */
   write(data: string, isCancelled: () => boolean): Promise<WriteOutcome> {
-    const buffer = Buffer.from(data, 'utf8');
-    let offset = 0;
+    if (this.closed) return Promise.resolve('cancelled');
     return new Promise<WriteOutcome>((resolve, reject) => {
-      const step = (): void => {
-        if (offset >= buffer.length) {
-          resolve('written');
+      this.inputs.push({ buffer: Buffer.from(data, 'utf8'), offset: 0, isCancelled, resolve, reject });
+      this.pump();
+    });
+  }
+
+  /**
+   * Queues a terminal reply, written ahead of the next slice of caller input. False when it was
+   * dropped: the queue is full (the reader has not taken earlier replies) or the writer is closed.
+   */
+  writeReply(data: string): boolean {
+    const bytes = Buffer.from(data, 'utf8');
+    if (this.closed || this.replies.length + bytes.length > MAX_QUEUED_REPLY_BYTES) {
+      this.counters.repliesDropped += 1;
+      return false;
+    }
+    this.replies = this.replies.length === 0 ? bytes : Buffer.concat([this.replies, bytes]);
+    this.pump();
+    return true;
+  }
+
+  /**
+   * Stops writing for good: queued replies are dropped and pending caller writes resolve `'cancelled'`.
+   * A write already handed to the kernel completes (or fails) quietly. Idempotent.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.retry !== undefined) clearTimeout(this.retry);
+    this.retry = undefined;
+    if (this.replies.length > 0) this.counters.repliesDropped += 1;
+    this.replies = Buffer.alloc(0);
+    for (const input of this.inputs.splice(0)) input.resolve('cancelled');
+  }
+
+  /** Starts the next write unless one is in flight: queued replies first, then a slice of caller input. */
+  private readonly pump = (): void => {
+    // While the tty input queue is full, the retry timer is the only one to try again.
+    if (this.inFlight || this.closed || this.retry !== undefined) return;
+    if (this.replies.length > 0) {
+      this.writeReplies();
+      return;
+    }
+    const input = this.inputs[0];
+    if (input === undefined) return;
+    if (input.offset >= input.buffer.length) {
+      this.inputs.shift();
+      input.resolve('written');
+      this.pump();
+      return;
+    }
+    if (input.isCancelled()) {
+      this.inputs.shift();
+      input.resolve('cancelled');
+      this.pump();
+      return;
+    }
+    const length = sliceLength(input.buffer, input.offset);
+    this.inFlight = true;
+    fsWrite(this.fd, input.buffer, input.offset, length, null, (error, written) => {
+      this.inFlight = false;
+      if (this.closed) {
+        // close() already resolved it; a late error on a closed fd is expected and not reported.
+        return;
+      }
+      if (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {
+          this.retry = setTimeout(this.retryAfterFullQueue, FULL_QUEUE_RETRY_MS);
           return;
         }
-        if (isCancelled()) {
-          resolve('cancelled');
+        this.inputs.shift();
+        input.reject(error);
+        this.pump();
+        return;
+      }
+      input.offset += written;
+      this.pump();
+    });
+  };
+
+  private readonly retryAfterFullQueue = (): void => {
+    this.retry = undefined;
+    this.pump();
+  };
+
+  private writeReplies(): void {
+    const replies = this.replies;
+    this.inFlight = true;
+    this.repliesInFlight = true;
+    fsWrite(this.fd, replies, 0, replies.length, null, (error, written) => {
+      this.inFlight = false;
+      this.repliesInFlight = false;
+      if (this.closed) return;
+      if (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {
+          this.retry = setTimeout(this.retryAfterFullQueue, FULL_QUEUE_RETRY_MS);
           return;
         }
-        const length = sliceLength(buffer, offset);
-        fsWrite(this.fd, buffer, offset, length, null, (error, written) => {
-          if (error) {
-            if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {
-              setTimeout(step, FULL_QUEUE_RETRY_MS);
-              return;
-            }
-            reject(error);
-            return;
-          }
-          offset += written;
-          step();
-        });
-      };
-      step();
+        // The terminal is going away; its exit is reported elsewhere. The replies are lost.
+        this.counters.repliesDropped += 1;
+        this.replies = Buffer.alloc(0);
+      } else {
+        this.counters.replyBytesWritten += written;
+        // Replies queued meanwhile were appended behind these bytes: what is left starts at `written`.
+        this.replies = this.replies.subarray(written);
+        this.onRepliesWritten?.();
+      }
+      this.pump();
     });
   }
 }

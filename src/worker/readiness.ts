@@ -130,7 +130,7 @@ export function judgeReadiness(input: ReadinessInput): ReadinessVerdict {
 }
 
 /** The shell waiting in its line editor: at a prompt or a continuation prompt, or in `read -e`. */
-function isLineEditorWait(member: ThreadWait): boolean {
+export function isLineEditorWait(member: ThreadWait): boolean {
   return member.syscall === undefined || LINE_EDITOR_SYSCALLS.has(member.syscall);
 }
 

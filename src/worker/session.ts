@@ -33,11 +33,12 @@ import { LineTextKind, lineTextKind } from './line-text.js';
 import type { LiveOutputPublisher } from './live-output.js';
 import { type OutputMark, OutputWindow } from './output-window.js';
 import { findByNamespacePid, identityOf, readProcStat } from './proc-probe.js';
-import { bashMarkerVariables, createNonce } from './prompt-marker.js';
+import { bashMarkerVariables, createNonce, parseOwnedMarker } from './prompt-marker.js';
 import { type PromptCandidate, PromptTracker } from './prompt-tracker.js';
 import { PtyInputWriter, type WriteOutcome } from './pty-input-writer.js';
 import { BASH_MARKER_VARIABLES, PWSH_VARIABLES, pwshSetupScript } from './pwsh-prompt.js';
 import type { ShellIdentity } from './readiness.js';
+import { ReplyGate } from './reply-gate.js';
 import { OutputSanitizer, type SanitizerSink, withoutStyles } from './sanitizer.js';
 import { type SendEnvironment, SendOperation } from './send-operation.js';
 import { planSend } from './send-request.js';
@@ -52,6 +53,15 @@ const EXIT_EVENT_WAIT_MS = 2_000;
 const PROCESS_SLICE_CHARS = 4 * 1024;
 /** Elements per allocation of the 'oom' fault: 512 KiB steps reach a small heap limit in moments. */
 const OOM_STEP_ELEMENTS = 64 * 1024;
+/**
+ * Output read but not yet processed (pending reads plus the replier's unparsed backlog), in characters,
+ * at most before reading pauses. xterm parses text without line feeds at ~13 MB/s here while a pty
+ * delivers it several times faster; without this bound the difference queued up (17 M characters of
+ * backlog for 50 MB of such text, 33 M for random bytes). Paused, the writer blocks in the kernel.
+ */
+const MAX_UNPROCESSED_OUTPUT_CHARS = 1024 * 1024;
+/** Reading resumes once the backlog fell to this: enough left to keep the parser busy meanwhile. */
+const RESUME_READING_AT_CHARS = MAX_UNPROCESSED_OUTPUT_CHARS / 4;
 /** Settled sends kept so `awaitSend`/`readSendOutput` can still answer right after the settle. */
 const SETTLED_SENDS_KEPT = 4;
 /** O_CLOEXEC as `/proc/<pid>/fdinfo` prints it (octal `flags:` field): set on a patched node-pty's master. */
@@ -59,10 +69,14 @@ const FDINFO_CLOEXEC = 0o2000000;
 /** Whether the `/proc` wait probes work on this platform (the exact tier of SPEC §4.2). */
 const EXACT_TIER = process.platform === 'linux' && waitSyscallTable(process.arch) !== undefined;
 
-/** The parts of node-pty's UnixTerminal we rely on beyond its typings (both are public getters there). */
+/**
+ * The parts of node-pty's UnixTerminal we rely on beyond its typings: `fd` and `ptsName` are public
+ * getters there; its `close` event fires when the master fd is closed (before `exit`).
+ */
 interface UnixPtyExtras {
   fd?: number;
   ptsName?: string;
+  on?: (event: 'close', listener: () => void) => void;
 }
 
 /** A terminal session. Create, `launch()`, `awaitStartup()`, then send/read/signal; `close()` at the end. */
@@ -78,6 +92,12 @@ export class SessionCore {
   /** Where the previous result's output ended (continuity of output, SPEC §4.2). */
   private resultCursor: OutputMark;
   private pendingOutput: string[] = [];
+  /** Characters in `pendingOutput`. */
+  private pendingChars = 0;
+  /** Reading from the pty is paused until the backlog shrinks (see MAX_UNPROCESSED_OUTPUT_CHARS). */
+  private readingPaused = false;
+  /** A look at the replier's backlog is scheduled (see `awaitReplierBacklog`). */
+  private awaitingReplier = false;
   private outputScheduled = false;
   /** Where the line feeds of the chunk being processed are (filled by its line-text scan). */
   private readonly lineFeeds = new LineFeeds();
@@ -85,6 +105,7 @@ export class SessionCore {
   private readonly sink: SanitizerSink;
   private term: pty.IPty | undefined;
   private replier: TerminalReplier | undefined;
+  private replyGate: ReplyGate | undefined;
   private writer: PtyInputWriter | undefined;
   private root: ProcessIdentity | undefined;
   private ttyRdev = -1;
@@ -204,17 +225,37 @@ export class SessionCore {
           'this terminal; run `npm ci` so patches/node-pty+1.1.0.patch is applied and node-pty rebuilt',
       );
     }
-    this.writer = new PtyInputWriter(extras.fd);
+    // Readiness gives a reader REPLY_GRACE_MS from when a reply reached the kernel to take it.
+    const writer = new PtyInputWriter(extras.fd, () => {
+      this.lastReplyAt = performance.now();
+    });
+    this.writer = writer;
+    // Once node-pty closed the fd, its number may be reused by another file: write nothing more.
+    extras.on?.('close', () => this.stopWriting());
     this.ttyRdev = statSync(extras.ptsName).rdev;
     this.root = identityOf(term.pid) ?? { pid: term.pid, startTime: -1 };
+    const gate = new ReplyGate({
+      flushOutput: () => this.processAllOutput(),
+      replierBusy: () => this.replier?.busy ?? false,
+      markersParsed: () => this.replier?.markersParsed ?? 0,
+      sample: () => this.sampleNow(),
+      // PSReadLine asks for the cursor position from its line editor (SPEC §4.3): its wait counts.
+      lineEditorShellPid: () =>
+        spec.dialect === 'pwsh' ? undefined : (this.shellIdentity?.pid ?? this.root?.pid),
+      write: (data) => {
+        if (this.exitStatus.kind !== 'running' || !writer.writeReply(data)) return false;
+        this.lastReplyAt = performance.now();
+        return true;
+      },
+    });
+    this.replyGate = gate;
     this.replier = new TerminalReplier({
       cols: spec.cols,
       rows: spec.rows,
-      reply: (data: string) => {
-        if (this.exitStatus.kind !== 'running') return;
-        this.term?.write(data);
-        this.lastReplyAt = performance.now();
-      },
+      maxStringSequenceChars: spec.config.maxReadBytes,
+      reply: (data, markersBefore) => gate.offer(data, markersBefore),
+      isPromptMarker: (payload) => parseOwnedMarker(payload, this.nonce) !== undefined,
+      onPromptMarker: () => gate.markerParsed(),
     });
     // One deadline covers the whole startup, however many phases the dialect needs (SPEC §8).
     this.startupDeadline = performance.now() + spec.config.timeoutMs;
@@ -394,6 +435,13 @@ export class SessionCore {
   private async runClose(reason: string): Promise<SessionOutcome> {
     const op = this.active?.op ?? this.startup;
     op?.stopReadiness();
+    this.stopWriting();
+    // Closing reads everything again: the exit is noticed through the pty, and nothing more is parsed
+    // than teardown lets through.
+    if (this.readingPaused) {
+      this.readingPaused = false;
+      this.term?.resume();
+    }
     const kill = this.killFunction();
     // Fault injection swallows every kill of the attempt, the container's included.
     const killContainer = kill === undefined ? this.containerKill() : undefined;
@@ -450,6 +498,8 @@ export class SessionCore {
    */
   private onData(chunk: string): void {
     this.pendingOutput.push(chunk);
+    this.pendingChars += chunk.length;
+    this.limitBacklog();
     if (this.outputScheduled) return;
     this.outputScheduled = true;
     setImmediate(this.processOutput);
@@ -477,6 +527,7 @@ export class SessionCore {
     const slice = take === pending.length ? pending : pending.slice(0, take);
     this.pendingOutput = take === pending.length ? [] : pending.slice(take);
     const data = slice.length === 1 ? slice[0]! : slice.join('');
+    this.pendingChars -= data.length;
     // One scan decides the route for both consumers (line-text.ts): a plain flood is not scanned twice.
     const kind = lineTextKind(data, this.lineFeeds);
     if (kind !== LineTextKind.None) {
@@ -496,18 +547,67 @@ export class SessionCore {
       }
     }
     (this.active?.op ?? this.startup)?.endOfChunk();
+    this.limitBacklog();
     if (this.pendingOutput.length > 0 && !this.outputScheduled) {
       this.outputScheduled = true;
       setImmediate(this.processOutput);
     }
   };
 
+  /** Output read and not yet processed through the whole pipeline, in characters. */
+  private unprocessedChars(): number {
+    return this.pendingChars + (this.replier?.backlogChars ?? 0);
+  }
+
+  /**
+   * Backpressure: pauses reading while too much output waits to be processed, resumes once it shrank.
+   * Paused, the kernel's pty buffer fills and the writing program blocks, as at a slow terminal.
+   */
+  private limitBacklog(): void {
+    const term = this.term;
+    if (term === undefined) return;
+    if (this.readingPaused) {
+      if (this.unprocessedChars() > RESUME_READING_AT_CHARS) this.awaitReplierBacklog();
+      else {
+        this.readingPaused = false;
+        term.resume();
+      }
+      return;
+    }
+    if (this.unprocessedChars() <= MAX_UNPROCESSED_OUTPUT_CHARS || this.closing) return;
+    this.readingPaused = true;
+    term.pause();
+    this.awaitReplierBacklog();
+  }
+
+  /**
+   * While paused: looks again once the replier's backlog shrank. Only while that backlog is what holds
+   * the pause; otherwise pending reads do, and processing them (every turn) looks again.
+   */
+  private awaitReplierBacklog(): void {
+    const replier = this.replier;
+    if (this.awaitingReplier || replier === undefined) return;
+    if (replier.backlogChars < RESUME_READING_AT_CHARS) return;
+    this.awaitingReplier = true;
+    void replier.whenBacklogBelow(RESUME_READING_AT_CHARS).then(() => {
+      this.awaitingReplier = false;
+      this.limitBacklog();
+    });
+  }
+
   /** Processes every pending read now (before exit handling, and before a probe judges /proc). */
   private processAllOutput(): void {
     while (this.pendingOutput.length > 0) this.processOutput();
   }
 
+  /** Nothing more is written to the terminal: held replies are dropped, pending input is cancelled. */
+  private stopWriting(): void {
+    this.replyGate?.close();
+    this.writer?.close();
+  }
+
   private onExit(exitCode: number, signal: number | undefined): void {
+    this.stopWriting();
     this.processAllOutput(); // output read before the exit belongs to the session (and its send)
     this.exitStatus = {
       kind: 'exited',
@@ -576,11 +676,14 @@ export class SessionCore {
         if (root === undefined || this.exitStatus.kind === 'exited') return undefined;
         // A program waiting for our reply to its terminal query (PSReadLine's cursor-position request)
         // is blocked on stdin, but not for the user: sample only while no reply is pending.
-        if (this.replier?.busy) return undefined;
-        return sampleForeground(root.pid, this.shellIdentity?.pid ?? root.pid, this.ttyRdev);
+        if (this.replier?.busy || this.replyGate?.pending || this.writer?.repliesPending) return undefined;
+        return this.sampleNow();
       },
       shell: (candidate?: PromptCandidate) => this.resolveShell(candidate),
-      drainReplies: () => this.replier?.whenIdle() ?? Promise.resolve(),
+      drainReplies: async () => {
+        await this.replier?.whenIdle();
+        await this.replyGate?.whenSettled();
+      },
       writeInput: (data: string, isCancelled: () => boolean): Promise<WriteOutcome> => {
         if (this.writer === undefined) return Promise.reject(new Error('no terminal'));
         return this.writer.write(data, isCancelled);
@@ -596,6 +699,13 @@ export class SessionCore {
       flushOutput: () => this.processAllOutput(),
       lastReplyAt: () => this.lastReplyAt,
     };
+  }
+
+  /** A sample of the terminal's foreground group now; undefined once the shell is gone. */
+  private sampleNow(): ForegroundSample | undefined {
+    const root = this.root;
+    if (root === undefined || this.exitStatus.kind === 'exited') return undefined;
+    return sampleForeground(root.pid, this.shellIdentity?.pid ?? root.pid, this.ttyRdev);
   }
 
   /**

@@ -17,6 +17,18 @@
  * held back (shortened) and parsed in front of the next output that can ask for a reply. Line text
  * (line-text.ts), which the session has already checked, joins the held run through `feedLineText`
  * without a scan of its own: a `cat` flood costs no parsing and no scanning here.
+ *
+ * Bounds: string sequences (OSC, DCS, SOS/PM/APC) longer than {@link MAX_STRING_SEQUENCE_CHARS} are
+ * cancelled before xterm sees them (string-sequence-bound.ts); xterm would otherwise collect up to 10
+ * million characters of each payload. Nothing the replier answers has a longer body.
+ *
+ * Query spam: xterm spends about a microsecond per answered query, so 20 MB of `ESC[6n` cost seconds of
+ * parsing. Answers are budgeted ({@link REPLIES_PER_SECOND}, bursts of {@link REPLY_BURST}); while the
+ * budget is spent, the common queries are neutralized before xterm sees them (see {@link QUERY}).
+ *
+ * Prompt markers: with `isPromptMarker`, the replier counts the session's prompt markers as xterm parses
+ * them, in stream order with the replies (`markersParsed`, and the count passed with each reply), so
+ * the session can tell whether a marker follows a query (reply-gate.ts).
  */
 import xtermHeadless, {
   type ITerminalInitOnlyOptions,
@@ -25,6 +37,33 @@ import xtermHeadless, {
 } from '@xterm/headless';
 import type { LineFeeds } from './line-feeds.js';
 import { lineFeedsToRefresh, PlainRunScanner, reducePlainRun } from './plain-text-skip.js';
+import { StringSequenceBound } from './string-sequence-bound.js';
+
+/**
+ * Longest string sequence (OSC, DCS, SOS/PM/APC, introducer excluded) passed to xterm. The longest body
+ * it could answer is far shorter: a DECRQSS names a setting in a few characters, a prompt marker holds
+ * a cwd (PATH_MAX is 4096 bytes); longer sequences only cost memory.
+ */
+export const MAX_STRING_SEQUENCE_CHARS = 8 * 1024;
+
+/** Replies made per second at most, sustained: a program asking back to back needs a few hundred. */
+const REPLIES_PER_SECOND = 2000;
+
+/** Replies made at once before the rate applies (a full-screen program asks about five at startup). */
+const REPLY_BURST = 512;
+
+/**
+ * The common queries — device status and cursor position (`CSI n`, `CSI ? n`), device attributes
+ * (`CSI c`, `CSI > c`, `CSI = c`), mode reports (`CSI ? $ p`), window size (`CSI 18 t`) — in their
+ * 7-bit and C1 forms. None changes the terminal's state; each only makes a reply. Replacing its
+ * parameters and final byte by CAN leaves the introducer's effects (an ESC ends a string sequence, as
+ * it does before any CSI) and returns the parser to ground with no reply, as the query would.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the grammar is made of control codes
+const QUERY = /(\x1b\[|\x9b)(?:[?>=]?[0-9;]*[nc]|\??[0-9;]*\$p|18t)/g;
+
+/** The OSC number of the prompt marker (prompt-marker.ts), counted for the reply gate. */
+const PROMPT_MARKER_OSC = 133;
 
 /** Input parsed in full per write, at most: keeps one parse slice (and the worker's event loop) short. */
 const MAX_WRITE_CHARS = 256 * 1024;
@@ -61,8 +100,17 @@ export interface TerminalReplierOptions {
   cols: number;
   /** Initial terminal height in rows. */
   rows: number;
-  /** Receives each reply, in order, synchronously while the output that asked for it is parsed. */
-  reply: (data: string) => void;
+  /**
+   * Receives each reply, in order, synchronously while the output that asked for it is parsed, with the
+   * number of prompt markers parsed before it.
+   */
+  reply: (data: string, markersBefore: number) => void;
+  /** Recognizes the session's prompt marker in a complete OSC payload (`133;…`); none counted without it. */
+  isPromptMarker?: (payload: string) => boolean;
+  /** Called after each prompt marker is parsed. */
+  onPromptMarker?: () => void;
+  /** Longest string sequence passed to xterm (default and upper bound {@link MAX_STRING_SEQUENCE_CHARS}). */
+  maxStringSequenceChars?: number;
   /** Receives an exception thrown by `reply`; the replier keeps answering later queries. */
   onReplyError?: (error: unknown) => void;
 }
@@ -77,6 +125,8 @@ export interface TerminalReplierStats {
   charsParsed: number;
   /** Plain runs the fast path shortened (a held run counts each time it grows and is shortened again). */
   shortenedRuns: number;
+  /** String sequences cancelled for length before xterm saw them. */
+  discardedSequences: number;
 }
 
 /**
@@ -119,7 +169,7 @@ interface PendingResize {
  * (another xterm version), {@link reachInternals} returns undefined and every byte is parsed.
  */
 interface XtermInternals {
-  parser: { currentState: number };
+  parser: { currentState: number; _transitions: { table: Uint8Array } };
   buffers: { active: InternalBuffer };
 }
 
@@ -138,6 +188,8 @@ function reachInternals(terminal: Terminal): XtermInternals | undefined {
   const active = buffers?.active;
   const lines = active?.lines as { length?: unknown; maxLength?: unknown } | undefined;
   if (typeof parser?.currentState !== 'number') return undefined;
+  const transitions = (parser as { _transitions?: { table?: unknown } })._transitions;
+  if (!(transitions?.table instanceof Uint8Array)) return undefined;
   if (typeof active?.scrollTop !== 'number' || typeof active.scrollBottom !== 'number') return undefined;
   if (typeof lines?.length !== 'number' || typeof lines.maxLength !== 'number') return undefined;
   return { parser, buffers } as XtermInternals;
@@ -215,7 +267,16 @@ export class TerminalReplier {
   private readonly terminal: Terminal;
   private readonly internals: XtermInternals | undefined;
   private readonly scanner = new PlainRunScanner();
-  private readonly replyTo: (data: string) => void;
+  private readonly replyTo: (data: string, markersBefore: number) => void;
+  /** Cancels overlong string sequences; undefined when xterm's table was not found (xterm's own 10M bound applies). */
+  private readonly bound: StringSequenceBound | undefined;
+  private markers = 0;
+  /** Characters in `queue` (strings only). */
+  private queuedChars = 0;
+  private backlogWaiters: { chars: number; resolve: () => void }[] = [];
+  /** Replies the budget still allows now, and when it was last refilled. */
+  private replyTokens = REPLY_BURST;
+  private replyTokensAt = performance.now();
   private readonly onReplyError: ((error: unknown) => void) | undefined;
   /** Fed chunks and resizes not yet planned into a write, in stream order. */
   private queue: (string | PendingResize)[] = [];
@@ -243,14 +304,37 @@ export class TerminalReplier {
     charsFed: 0,
     charsParsed: 0,
     shortenedRuns: 0,
+    discardedSequences: 0,
   };
 
   constructor(options: TerminalReplierOptions) {
     this.terminal = new xtermHeadless.Terminal(replierTerminalOptions(options.cols, options.rows));
     this.internals = reachInternals(this.terminal);
+    const table = this.internals?.parser._transitions.table;
+    this.bound =
+      table === undefined
+        ? undefined
+        : new StringSequenceBound(
+            table,
+            Math.min(options.maxStringSequenceChars ?? MAX_STRING_SEQUENCE_CHARS, MAX_STRING_SEQUENCE_CHARS),
+          );
     this.replyTo = options.reply;
     this.onReplyError = options.onReplyError;
     this.terminal.onData((data) => this.emit(data));
+    const { isPromptMarker, onPromptMarker } = options;
+    if (isPromptMarker !== undefined) {
+      this.terminal.parser.registerOscHandler(PROMPT_MARKER_OSC, (payload) => {
+        if (!isPromptMarker(`${PROMPT_MARKER_OSC};${payload}`)) return false;
+        this.markers += 1;
+        onPromptMarker?.();
+        return true;
+      });
+    }
+  }
+
+  /** Prompt markers parsed so far (see `isPromptMarker`). */
+  get markersParsed(): number {
+    return this.markers;
   }
 
   /**
@@ -273,7 +357,7 @@ export class TerminalReplier {
 
   /** A snapshot of the counters. */
   get stats(): TerminalReplierStats {
-    return { ...this.counters };
+    return { ...this.counters, discardedSequences: this.bound?.discardedSequences ?? 0 };
   }
 
   /**
@@ -283,7 +367,11 @@ export class TerminalReplier {
   feed(data: string): void {
     if (this.disposed || data.length === 0) return;
     this.counters.charsFed += data.length;
-    this.queue.push(data);
+    const budgeted = this.replyBudgetLeft() ? data : data.replace(QUERY, '$1\x18');
+    const bounded = this.bound === undefined ? budgeted : this.bound.filter(budgeted);
+    if (bounded.length === 0) return;
+    this.queue.push(bounded);
+    this.queuedChars += bounded.length;
     if (this.writing || this.scheduled !== undefined) return;
     // Idle, so the terminal state is exact: plain output is held right away, without a scheduled turn.
     if (this.queue.length === 1 && this.carryAt >= this.carry.length) {
@@ -301,6 +389,11 @@ export class TerminalReplier {
    */
   feedLineText(data: string, lineFeeds?: LineFeeds): void {
     if (this.disposed || data.length === 0) return;
+    // Inside a string sequence (a long OSC's body is line text too), the bound decides what xterm sees.
+    if (this.bound !== undefined && !this.bound.atGround) {
+      this.feed(data);
+      return;
+    }
     const idle =
       !this.writing &&
       this.scheduled === undefined &&
@@ -347,6 +440,20 @@ export class TerminalReplier {
     return new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /**
+   * Fed output not yet parsed, in characters (held plain output excluded: it is bounded and shortened).
+   * Grows when output arrives faster than xterm parses it; the session pauses reading past a bound.
+   */
+  get backlogChars(): number {
+    return this.queuedChars + Math.max(0, this.carry.length - this.carryAt);
+  }
+
+  /** Resolves once {@link backlogChars} is below `chars`, or the replier is disposed. */
+  whenBacklogBelow(chars: number): Promise<void> {
+    if (this.disposed || this.backlogChars < chars) return Promise.resolve();
+    return new Promise<void>((resolve) => this.backlogWaiters.push({ chars, resolve }));
+  }
+
   /** Resizes the terminal at this point of the stream: after everything fed before, before anything later. */
   resize(cols: number, rows: number): void {
     if (this.disposed) return;
@@ -361,6 +468,7 @@ export class TerminalReplier {
     if (this.scheduled !== undefined) clearImmediate(this.scheduled);
     this.scheduled = undefined;
     this.queue = [];
+    this.queuedChars = 0;
     this.carry = '';
     this.carryAt = 0;
     this.held.clear();
@@ -369,12 +477,26 @@ export class TerminalReplier {
     // parses without emitting data, and `emit` checks `disposed` as well.
     this.terminal.dispose();
     this.settleWaiters();
+    this.settleBacklogWaiters();
+  }
+
+  /** Whether the reply budget allows more replies now (refilled at {@link REPLIES_PER_SECOND}). */
+  private replyBudgetLeft(): boolean {
+    if (this.replyTokens >= 1) return true;
+    const now = performance.now();
+    this.replyTokens = Math.min(
+      REPLY_BURST,
+      this.replyTokens + ((now - this.replyTokensAt) * REPLIES_PER_SECOND) / 1000,
+    );
+    this.replyTokensAt = now;
+    return this.replyTokens >= 1;
   }
 
   private emit(data: string): void {
     if (this.disposed) return;
+    this.replyTokens -= 1;
     try {
-      this.replyTo(data);
+      this.replyTo(data, this.markers);
     } catch (error) {
       // Thrown inside xterm's parse; letting it escape would kill the worker. The owner decides.
       this.onReplyError?.(error);
@@ -437,6 +559,7 @@ export class TerminalReplier {
       const end = this.scanner.scan(text, 0);
       if (end < text.length && !this.scanner.openSequence) return false;
       this.queue.shift();
+      this.queuedChars -= head.length;
       this.held.append(text, end, this.scanner.firstSequence);
       if (!this.shortenHeld()) return false;
     }
@@ -475,7 +598,9 @@ export class TerminalReplier {
     let count = 0;
     while (count < this.queue.length && typeof this.queue[count] === 'string') count += 1;
     const chunks = this.queue.splice(0, count) as string[];
-    return count === 1 ? chunks[0]! : chunks.join('');
+    const joined = count === 1 ? chunks[0]! : chunks.join('');
+    this.queuedChars -= joined.length;
+    return joined;
   }
 
   /**
@@ -533,6 +658,7 @@ export class TerminalReplier {
     if (this.disposed) return;
     this.writing = false;
     this.pump();
+    this.settleBacklogWaiters();
   }
 
   /**
@@ -584,6 +710,17 @@ export class TerminalReplier {
     const buffer = this.terminal.buffer.active;
     if (buffer.baseY !== 0) return undefined;
     return lineFeedsToRefresh(rows, buffer.cursorY);
+  }
+
+  private settleBacklogWaiters(): void {
+    if (this.backlogWaiters.length === 0) return;
+    const backlog = this.disposed ? -1 : this.backlogChars;
+    const waiting = this.backlogWaiters;
+    this.backlogWaiters = [];
+    for (const waiter of waiting) {
+      if (backlog < waiter.chars) waiter.resolve();
+      else this.backlogWaiters.push(waiter);
+    }
   }
 
   private settleWaiters(): void {
