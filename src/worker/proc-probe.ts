@@ -95,7 +95,10 @@ export function namespacePid(pid: number): number | undefined {
 function namespacePidFields(status: string): number[] {
   const match = /^NSpid:[\t ]*([\d\t ]+)$/m.exec(status);
   if (match === null) return [];
-  return match[1]!.trim().split(/[\t ]+/).map(Number);
+  return match[1]!
+    .trim()
+    .split(/[\t ]+/)
+    .map(Number);
 }
 
 /**
