@@ -5,7 +5,7 @@ import type { SandboxMode } from '../../shared/types.js';
 
 /** Parsed command line. */
 export interface CliArgs {
-  command: 'interactive' | 'demo' | 'mcp' | 'help' | 'version';
+  command: 'interactive' | 'demo' | 'mcp' | 'serve' | 'help' | 'version';
   /** `--sandbox MODE`, when given. */
   sandbox: SandboxMode | undefined;
   /** `--workspace DIR` (absolute), default the current directory. */
@@ -24,8 +24,18 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       if (next === undefined) throw new TerminalError('INVALID_ARGUMENT', `${arg} needs a value`);
       return next;
     };
-    if (arg === 'demo' || arg === 'mcp') args.command = arg;
-    else if (arg === '-h' || arg === '--help' || arg === 'help') args.command = 'help';
+    if (arg === 'demo') args.command = arg;
+    else if (arg === 'mcp') {
+      args.command = arg;
+      break; // the MCP server parses its own options (src/main/mcp/options.ts)
+    } else if (arg === 'serve') {
+      // `serve` takes exactly `--stdio`: the only transport, named so others can be added later.
+      if (argv.length !== i + 2 || argv[i + 1] !== '--stdio') {
+        throw new TerminalError('INVALID_ARGUMENT', 'usage: agent-pty serve --stdio');
+      }
+      args.command = 'serve';
+      break;
+    } else if (arg === '-h' || arg === '--help' || arg === 'help') args.command = 'help';
     else if (arg === '-v' || arg === '--version') args.command = 'version';
     else if (arg === '--sandbox') {
       const mode = value();
@@ -50,5 +60,7 @@ Usage:
   agent-pty demo                                  a short scripted tour (non-interactive)
   agent-pty mcp [--sandbox MODE] [--workspace DIR]
                                                   MCP server over stdio with the six terminal tools
+  agent-pty mcp --world NAME=COMMAND …            … with terminals also in execution worlds (docs/worlds.md)
+  agent-pty serve --stdio                         be an execution world: the engine protocol on stdin/stdout
 Modes: read-only, workspace-write, danger-full-access.
 Interactive commands: :read [offset] [count], :signal NAME, :status, :quit (Ctrl-C cancels a running send).`;

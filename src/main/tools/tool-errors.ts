@@ -25,6 +25,10 @@ const NEXT_STEP: Record<TerminalErrorCode, string> = {
   MODE_CHANGE_FENCED: 'Close the open terminals first, then change the sandbox mode.',
   CLEANUP_FAILED: 'Some processes may still be running; call terminal_close again to retry.',
   ABORTED: 'The call was cancelled.',
+  TRANSPORT_CLOSED:
+    'The link to the world this session ran in closed, and its far side closes its sessions; open a new terminal with terminal_open (the world reconnects).',
+  PROTOCOL_MISMATCH:
+    'The world runs another agent-pty version; ask the user to install the same version on both ends.',
   INTERNAL: 'This is a bug in the terminal service; the session may be unusable, open a new one.',
 };
 
