@@ -238,7 +238,10 @@ describe('protocol versions', () => {
     const frames = stdout
       .trim()
       .split('\n')
-      .map((line) => JSON.parse(line) as { t: string; protocol?: number; error?: { code: string; message: string } })
+      .map(
+        (line) =>
+          JSON.parse(line) as { t: string; protocol?: number; error?: { code: string; message: string } },
+      )
       .filter((frame) => frame.t !== 'ping');
     expect(frames[0]).toEqual({ t: 'hello', protocol: 1 });
     expect(frames[1]?.t).toBe('fatal');
@@ -257,7 +260,10 @@ describe('protocol versions', () => {
 
   it('a command that cannot start fails TRANSPORT_CLOSED', async () => {
     const failure = createRemoteEngine({ command: ['/nonexistent/agent-pty-transport'] });
-    await expect(failure).rejects.toMatchObject({ code: 'TRANSPORT_CLOSED', message: expect.stringContaining('ENOENT') });
+    await expect(failure).rejects.toMatchObject({
+      code: 'TRANSPORT_CLOSED',
+      message: expect.stringContaining('ENOENT'),
+    });
   });
 });
 

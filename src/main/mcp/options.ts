@@ -1,8 +1,9 @@
-/** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR]`. */
+/** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--world NAME=COMMAND …]`. */
 import { resolve } from 'node:path';
 import { TerminalError } from '../../shared/errors.js';
 import type { SandboxMode } from '../../shared/types.js';
 import { SANDBOX_MODES } from '../harness/sandbox-policy.js';
+import { splitCommandLine } from '../worlds/command-line.js';
 
 /** The MCP server's default: the model may write in the folder it was started in, nowhere else. */
 export const MCP_DEFAULT_MODE: SandboxMode = 'workspace-write';
@@ -13,11 +14,16 @@ export interface McpOptions {
   mode: SandboxMode;
   /** Absolute workspace root. */
   workspaceRoot: string;
+  /** Execution worlds (SPEC §10): name → transport argv, from `--world NAME=COMMAND` (repeatable). */
+  worlds: Record<string, string[]>;
 }
 
-/** Parses `--sandbox MODE` / `--sandbox=MODE` and `--workspace DIR`; throws `INVALID_ARGUMENT`. */
+/**
+ * Parses `--sandbox MODE` / `--sandbox=MODE`, `--workspace DIR` and `--world NAME=COMMAND` (COMMAND
+ * split like a shell argv, see worlds/command-line.ts); throws `INVALID_ARGUMENT`.
+ */
 export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): McpOptions {
-  const options: McpOptions = { mode: MCP_DEFAULT_MODE, workspaceRoot: cwd };
+  const options: McpOptions = { mode: MCP_DEFAULT_MODE, workspaceRoot: cwd, worlds: {} };
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]!;
     const [flag, inline] =
@@ -40,10 +46,25 @@ export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): M
       options.mode = mode as SandboxMode;
     } else if (flag === '--workspace') {
       options.workspaceRoot = resolve(cwd, value());
+    } else if (flag === '--world') {
+      const spec = value();
+      const separator = spec.indexOf('=');
+      const name = spec.slice(0, separator);
+      const command = separator > 0 ? splitCommandLine(spec.slice(separator + 1)) : [];
+      if (separator <= 0 || command.length === 0) {
+        throw new TerminalError(
+          'INVALID_ARGUMENT',
+          `agent-pty mcp: --world needs NAME=COMMAND, e.g. --world 'box=ssh box agent-pty serve --stdio'; got '${spec}'`,
+        );
+      }
+      if (Object.hasOwn(options.worlds, name)) {
+        throw new TerminalError('INVALID_ARGUMENT', `agent-pty mcp: world '${name}' is given twice`);
+      }
+      options.worlds[name] = command;
     } else {
       throw new TerminalError(
         'INVALID_ARGUMENT',
-        `agent-pty mcp: unknown argument '${arg}' (usage: agent-pty mcp [--sandbox MODE] [--workspace DIR])`,
+        `agent-pty mcp: unknown argument '${arg}' (usage: agent-pty mcp [--sandbox MODE] [--workspace DIR] [--world NAME=COMMAND …])`,
       );
     }
   }

@@ -23,6 +23,7 @@ export const sessionSnapshotOutput = z.strictObject({
   sessionId: z.string(),
   name: z.string().optional(),
   type: z.string(),
+  world: z.string().optional(),
   pid: z.number().int(),
   status: sessionStatusOutput,
   sandbox: z.strictObject({ mode: z.enum(SANDBOX_MODES), workspaceRoot: z.string() }).optional(),
