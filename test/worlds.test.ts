@@ -185,7 +185,7 @@ describe('a world over a local pipe', () => {
     });
     try {
       const flood = await session.startSend({
-        text: "head -c 40000000 /dev/zero | tr '\\0' a | fold -w 100; echo end-$((6*7))",
+        text: "head -c 40000000 /dev/zero | tr '\\0' a | fold -w 100; echo; echo end-$((6*7))",
         timeoutMs: 120_000,
       }).done;
       expect(flood.waitReason).toBe('stdin_read');
