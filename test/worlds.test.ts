@@ -258,6 +258,16 @@ describe('protocol versions', () => {
     expect(error.message).toContain('Welcome to the build box');
   });
 
+  it('a transport that fails says why, with its stderr', async () => {
+    const failure = createRemoteEngine({
+      command: ['sh', '-c', 'echo host unreachable-$((6*7)) >&2; exit 255'],
+    });
+    await expect(failure).rejects.toMatchObject({
+      code: 'TRANSPORT_CLOSED',
+      message: expect.stringContaining('host unreachable-42'),
+    });
+  });
+
   it('a command that cannot start fails TRANSPORT_CLOSED', async () => {
     const failure = createRemoteEngine({ command: ['/nonexistent/agent-pty-transport'] });
     await expect(failure).rejects.toMatchObject({
