@@ -15,7 +15,7 @@ export interface McpOptions {
   /** Absolute workspace root. */
   workspaceRoot: string;
   /** Execution worlds (SPEC §10): name → transport argv, from `--world NAME=COMMAND` (repeatable). */
-  worlds: Record<string, string[]>;
+  worlds?: Record<string, string[]>;
 }
 
 /**
@@ -23,7 +23,7 @@ export interface McpOptions {
  * split like a shell argv, see worlds/command-line.ts); throws `INVALID_ARGUMENT`.
  */
 export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): McpOptions {
-  const options: McpOptions = { mode: MCP_DEFAULT_MODE, workspaceRoot: cwd, worlds: {} };
+  const options: McpOptions = { mode: MCP_DEFAULT_MODE, workspaceRoot: cwd };
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]!;
     const [flag, inline] =
@@ -57,6 +57,7 @@ export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): M
           `agent-pty mcp: --world needs NAME=COMMAND, e.g. --world 'box=ssh box agent-pty serve --stdio'; got '${spec}'`,
         );
       }
+      options.worlds ??= {};
       if (Object.hasOwn(options.worlds, name)) {
         throw new TerminalError('INVALID_ARGUMENT', `agent-pty mcp: world '${name}' is given twice`);
       }

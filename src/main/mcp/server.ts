@@ -28,9 +28,9 @@ export async function runMcpServer(argv: string[]): Promise<void> {
   const host = await createLocalHost({
     mode: options.mode,
     workspaceRoot: options.workspaceRoot,
-    ptyLocal: { worlds: options.worlds },
+    ptyLocal: { worlds: options.worlds ?? {} },
   });
-  const worldNames = Object.keys(options.worlds);
+  const worldNames = Object.keys(options.worlds ?? {});
   const pty = host.service('pty');
   const server = createTerminalMcpServer({
     pty,

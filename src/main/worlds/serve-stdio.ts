@@ -31,6 +31,8 @@ export async function runServeStdio(): Promise<number> {
   // Kept until the end: a second signal during teardown must not kill the process and orphan shells.
   const onSignal = (signal: NodeJS.Signals) => requestStop(signal);
   for (const signal of SHUTDOWN_SIGNALS) process.on(signal, onSignal);
+  // Diagnostics must never end the process: over a dead ssh link stderr fails with EPIPE too.
+  process.stderr.on('error', (unwritable: unknown) => void unwritable);
   try {
     const outcome = await serveWorld({
       input: process.stdin,

@@ -81,10 +81,22 @@ export class WorldLink<In extends { t: string }, Out extends { t: string }> {
     this.heartbeat.unref();
   }
 
-  /** Sends one frame; ignored once the link is dead. */
+  /**
+   * Sends one frame; ignored once the link is dead. Throws `INVALID_CONFIG` (sending nothing) for a
+   * frame the peer would refuse as too large — a result of a raised `maxReadBytes`, say — so the
+   * caller can answer with an error instead of ending the link.
+   */
   send(frame: Out): void {
     if (this.dead) return;
-    this.output.write(`${JSON.stringify(frame)}\n`);
+    const text = JSON.stringify(frame);
+    // A UTF-16 unit is at most 3 bytes of UTF-8: only long frames need counting.
+    if (text.length * 3 > MAX_FRAME_BYTES && Buffer.byteLength(text) > MAX_FRAME_BYTES) {
+      throw new TerminalError(
+        'INVALID_CONFIG',
+        `a ${frame.t} frame of ${Buffer.byteLength(text)} bytes exceeds the protocol's ${MAX_FRAME_BYTES}; lower maxReadBytes`,
+      );
+    }
+    this.output.write(`${text}\n`);
   }
 
   /**

@@ -141,7 +141,7 @@ class WorldServer {
   private async answer(id: number, invoke: () => unknown): Promise<void> {
     try {
       const value = await invoke();
-      this.link.send({ t: 'result', id, value: value ?? null });
+      this.link.send({ t: 'result', id, value: value ?? null }); // throws, sending nothing, if too large
     } catch (error) {
       this.link.send({ t: 'error', id, error: toWireError(error) });
     } finally {
