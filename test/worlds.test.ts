@@ -203,6 +203,22 @@ describe('a world over a local pipe', () => {
     expect(next.viewport.split('\n')).toContain('clean-42');
   }, 120_000);
 
+  it('answers a result too large for a frame with an error, and the link lives on', async () => {
+    // maxReadBytes raised to 64 MiB: a page of a 40 MB flood would be a 40 MB frame (the bound is 32 MiB).
+    const engine = await world(SERVE, {
+      scrollbackLines: 1_000_000,
+      scrollbackMaxBytes: 64 * 2 ** 20,
+      maxReadBytes: 64 * 2 ** 20,
+    });
+    const session = await engine.spawn();
+    const tooLarge = { code: 'INVALID_CONFIG', message: expect.stringContaining('lower maxReadBytes') };
+    const flood = session.startSend({ text: "head -c 40000000 /dev/zero | tr '\\0' a | fold -w 100" });
+    await expect(flood.done).rejects.toMatchObject(tooLarge);
+    await expect(session.read({ count: 1_000_000 })).rejects.toMatchObject(tooLarge);
+    const next = await session.startSend({ text: 'echo alive-$((6*7))' }).done;
+    expect(next.viewport.split('\n')).toContain('alive-42');
+  }, 60_000);
+
   it('closes every far session with engine.close(), and the server exits', async () => {
     const engine = await world();
     const sessions = await Promise.all([engine.spawn(), engine.spawn()]);
