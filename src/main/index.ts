@@ -1,7 +1,7 @@
 /**
  * agent-pty: persistent, interactive terminal sessions for AI agents. The package entry: the engine
  * (§5), the harness layer with its services and plugins (§6), the model-facing tools and the MCP server
- * (§7), and the Linux sandbox provider (§4.1).
+ * (§7), the Linux sandbox provider (§4.1), and execution worlds (§10).
  */
 
 // Configuration, errors and the engine API types.
@@ -17,7 +17,6 @@ export type * from '../shared/types.js';
 
 // The engine.
 export { createPtyEngine, type EngineInternals, type EngineOptions } from './engine.js';
-
 // The harness: plugin host, services, plugins.
 export { createHost, type Host } from './harness/host.js';
 export { createLocalHost, type LocalHostOptions, ptyLocalPlugin } from './harness/local-host.js';
@@ -52,3 +51,9 @@ export { type BubblewrapOptions, createBubblewrapSandbox } from './sandbox/bubbl
 export { runTerminalTool, TERMINAL_TOOLS, type TerminalToolOutcome } from './tools/catalog.js';
 export { TERMINAL_TOOLS_GUIDANCE } from './tools/guidance.js';
 export { DEFAULT_MAX_RESULT_BYTES, type TerminalTool, type TerminalToolContext } from './tools/tool.js';
+// Execution worlds (§10): the engine API over `agent-pty serve --stdio`.
+export {
+  createRemoteEngine,
+  type RemoteEngineInternals,
+  type RemoteEngineOptions,
+} from './worlds/remote-engine.js';

@@ -43,6 +43,10 @@ export type TerminalErrorCode =
   | 'CONTAINMENT_FAILED'
   /** The operation was aborted by the caller. */
   | 'ABORTED'
+  /** The link to an execution world (SPEC §10) closed, was cut or stopped answering; the call's outcome is unknown. */
+  | 'TRANSPORT_CLOSED'
+  /** The two ends of an execution world's link speak different protocol versions (the message names both). */
+  | 'PROTOCOL_MISMATCH'
   /** An invariant broke inside the engine; this is a bug. */
   | 'INTERNAL';
 

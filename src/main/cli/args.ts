@@ -5,7 +5,7 @@ import type { SandboxMode } from '../../shared/types.js';
 
 /** Parsed command line. */
 export interface CliArgs {
-  command: 'interactive' | 'demo' | 'mcp' | 'help' | 'version';
+  command: 'interactive' | 'demo' | 'mcp' | 'serve' | 'help' | 'version';
   /** `--sandbox MODE`, when given. */
   sandbox: SandboxMode | undefined;
   /** `--workspace DIR` (absolute), default the current directory. */
@@ -35,6 +35,14 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       // The server has options of its own (--max-wait, --flag=value): it parses everything.
       return { ...args, command: 'mcp', mcpArgs: [...argv.slice(0, i), ...argv.slice(i + 1)] };
     }
+    if (arg === 'serve') {
+      // `serve` takes exactly `--stdio`: the only transport, named so others can be added later.
+      if (argv.length !== i + 2 || argv[i + 1] !== '--stdio') {
+        throw new TerminalError('INVALID_ARGUMENT', 'usage: agent-pty serve --stdio');
+      }
+      args.command = 'serve';
+      break;
+    }
     if (arg === 'demo') args.command = arg;
     else if (arg === '-h' || arg === '--help' || arg === 'help') args.command = 'help';
     else if (arg === '-v' || arg === '--version') args.command = 'version';
@@ -62,6 +70,8 @@ Usage:
   agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS]
                                                   MCP server over stdio with the six terminal tools
                                                   (--max-wait: longest wait of one send, default 50000)
+  agent-pty mcp --world NAME=COMMAND …            … with terminals also in execution worlds (docs/worlds.md)
+  agent-pty serve --stdio                         be an execution world: the engine protocol on stdin/stdout
 Modes: read-only, workspace-write, danger-full-access.
 Interactive: output is shown as it arrives, then the status lines a model receives. An empty line
 presses Enter; :wait [MS] keeps waiting without typing; :waitfor /REGEX/ LINE returns once REGEX

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-/** The `agent-pty` command: interactive session, scripted demo, or MCP server. */
+/** The `agent-pty` command: interactive session, scripted demo, MCP server, or execution world. */
 import { readFileSync } from 'node:fs';
 import { createPtyEngine } from '../engine.js';
 import { runMcpServer } from '../mcp/server.js';
 import { createBubblewrapSandbox } from '../sandbox/bubblewrap.js';
+import { runServeStdio } from '../worlds/serve-stdio.js';
 import { parseCliArgs, USAGE } from './args.js';
 import { runDemo } from './demo.js';
 import { runInteractive } from './interactive.js';
@@ -22,6 +23,8 @@ async function main(argv: string[]): Promise<number> {
     case 'mcp':
       await runMcpServer(args.mcpArgs);
       return 0;
+    case 'serve':
+      return runServeStdio();
     case 'demo': {
       const engine = await createPtyEngine();
       try {

@@ -7,6 +7,7 @@ import type { EngineConfigInput } from '../../shared/config.js';
 import type { SandboxMode } from '../../shared/types.js';
 import { createPtyEngine } from '../engine.js';
 import { createBubblewrapSandbox } from '../sandbox/bubblewrap.js';
+import type { WorldsConfigInput } from '../worlds/world-registry.js';
 import { createHost, type Host } from './host.js';
 import { ptyServicePlugin } from './plugins/pty.js';
 import { createPtyLocalPlugin } from './plugins/pty-local.js';
@@ -23,8 +24,8 @@ export interface LocalHostOptions {
   mode?: SandboxMode;
   /** Workspace root (default: the current directory). */
   workspaceRoot?: string;
-  /** `pty-local` config: engine options (SPEC §3) and `type`. */
-  ptyLocal?: EngineConfigInput & { type?: string };
+  /** `pty-local` config: engine options (SPEC §3), `type`, and execution `worlds` (SPEC §10). */
+  ptyLocal?: EngineConfigInput & { type?: string; worlds?: WorldsConfigInput };
   /** Sandbox provider (default: bubblewrap on Linux, none elsewhere). */
   sandbox?: SandboxService;
 }

@@ -19,6 +19,7 @@ import type {
   SignalResult,
   TerminalSession,
 } from '../../shared/types.js';
+import { LOCAL_WORLD } from '../worlds/world-registry.js';
 
 /** What a backend is asked to open. */
 export interface PtyBackendSpawnRequest {
@@ -28,6 +29,8 @@ export interface PtyBackendSpawnRequest {
   name?: string;
   /** Working directory; backends decide how a relative one resolves. */
   cwd?: string;
+  /** Execution world to open it in (SPEC §10); omitted = this machine. */
+  world?: string;
 }
 
 /** One kind of terminal the service can open, registered under its `type`. */
@@ -59,6 +62,8 @@ export interface PtySpawnRequest {
   name?: string;
   /** Working directory. */
   cwd?: string;
+  /** Execution world to open it in (SPEC §10); omitted = this machine. */
+  world?: string;
 }
 
 /** A session as its owner sees it. */
@@ -69,7 +74,9 @@ export interface PtySessionSnapshot {
   name?: string;
   /** Backend type. */
   type: string;
-  /** Pid of the pty child. */
+  /** Execution world the session runs in, when not this machine. */
+  world?: string;
+  /** Pid of the pty child (in its world's pid space). */
   pid: number;
   /** Whether the shell is alive. */
   status: SessionStatus;
@@ -131,6 +138,7 @@ interface SessionRecord {
   readonly id: string;
   readonly owner: string;
   readonly type: string;
+  readonly world: string | undefined;
   readonly session: TerminalSession;
   /** The close in progress; cleared when it fails, so a failed close is never cached. */
   closing: Promise<void> | undefined;
@@ -192,6 +200,7 @@ export function createPtyService(): PtyService {
       sessionId: record.id,
       ...(session.name === undefined ? {} : { name: session.name }),
       type: record.type,
+      ...(record.world === undefined ? {} : { world: record.world }),
       pid: session.pid,
       status,
       ...(session.sandbox === undefined ? {} : { sandbox: session.sandbox }),
@@ -272,6 +281,8 @@ export function createPtyService(): PtyService {
         );
       }
       signal?.throwIfAborted();
+      // `local` is this machine, the same as no world: snapshots name only far worlds.
+      const world = request.world === LOCAL_WORLD ? undefined : request.world;
 
       const controller = new AbortController();
       const forwardAbort = () => controller.abort(signal?.reason);
@@ -293,6 +304,7 @@ export function createPtyService(): PtyService {
             owner,
             ...(request.name === undefined ? {} : { name: request.name }),
             ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
+            ...(world === undefined ? {} : { world }),
           },
           controller.signal,
         );
@@ -315,12 +327,13 @@ export function createPtyService(): PtyService {
           throw abortReason;
         }
         const id = `${backend.type}${ID_SEPARATOR}${nextId++}`;
-        const record: SessionRecord = { id, owner, type: backend.type, session, closing: undefined };
+        const record: SessionRecord = { id, owner, type: backend.type, world, session, closing: undefined };
         records.set(id, record);
         return {
           sessionId: id,
           ...(session.name === undefined ? {} : { name: session.name }),
           type: backend.type,
+          ...(world === undefined ? {} : { world }),
           pid: session.pid,
           status,
           ...(session.sandbox === undefined ? {} : { sandbox: session.sandbox }),

@@ -3,11 +3,16 @@
  * The policy is resolved once per spawn (mode and workspace root; the root is the default cwd) and is
  * fixed for the terminal's life. Each spawn holds a fence on its owner from before the policy is read
  * until the session is closed, so the owner's effective mode cannot change under a live terminal.
+ *
+ * A spawn may name an execution world (SPEC §10): the shell then starts there, under the same mode, in
+ * the world's workspace root (a path on the far side, so a relative cwd is resolved without looking
+ * at this machine's files; the far engine checks that it exists).
  */
 import { statSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, posix, resolve } from 'node:path';
 import { isTerminalError, TerminalError } from '../../shared/errors.js';
 import type { PtyEngine, TerminalSession } from '../../shared/types.js';
+import { LOCAL_WORLD, type WorldRegistry } from '../worlds/world-registry.js';
 import type { PtyBackend } from './pty-service.js';
 import type { SandboxFence, SandboxPolicyService } from './sandbox-policy.js';
 
@@ -15,25 +20,36 @@ import type { SandboxFence, SandboxPolicyService } from './sandbox-policy.js';
 export interface ShellBackendOptions {
   /** Backend type it registers as (the plugin's configured type, default `shell`). */
   type: string;
-  /** Engine that runs the shells. */
+  /** Engine that runs the shells on this machine. */
   engine: PtyEngine;
+  /** Execution worlds a spawn may name (none when omitted). */
+  worlds?: WorldRegistry;
   /** Policy resolved at every spawn. */
   sandboxPolicy: SandboxPolicyService;
 }
 
 /** Creates the backend. */
-export function createShellBackend({ type, engine, sandboxPolicy }: ShellBackendOptions): PtyBackend {
+export function createShellBackend({ type, engine, worlds, sandboxPolicy }: ShellBackendOptions): PtyBackend {
   return {
     type,
-    async spawn({ owner, name, cwd }, signal) {
+    async spawn({ owner, name, cwd, world }, signal) {
+      const far = world !== undefined && world !== LOCAL_WORLD;
+      if (far && worlds === undefined) {
+        throw new TerminalError('INVALID_ARGUMENT', `unknown world "${world}"; no worlds are configured`);
+      }
+      const farRoot = far ? worlds!.definition(world).workspaceRoot : undefined;
       // Taken synchronously when the service calls spawn (inside its reservation), before the policy
       // is read: a mode change either commits before this line and is what we resolve, or is fenced.
       const fence = sandboxPolicy.fence(owner);
       try {
-        const selection = sandboxPolicy.resolve({ session: owner });
-        const session = await engine.spawn(
+        const policy = sandboxPolicy.resolve({ session: owner });
+        const selection = farRoot === undefined ? policy : { ...policy, workspaceRoot: farRoot };
+        const target = far ? await worlds!.engine(world) : engine;
+        const session = await target.spawn(
           {
-            cwd: resolveCwd(cwd, selection.workspaceRoot),
+            cwd: far
+              ? posix.resolve(selection.workspaceRoot, cwd ?? '.')
+              : resolveCwd(cwd, selection.workspaceRoot),
             ...(name === undefined ? {} : { name }),
             sandbox: selection,
           },

@@ -1,8 +1,9 @@
-/** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS]`. */
+/** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS] [--world NAME=COMMAND …]`. */
 import { resolve } from 'node:path';
 import { TerminalError } from '../../shared/errors.js';
 import type { SandboxMode } from '../../shared/types.js';
 import { SANDBOX_MODES } from '../harness/sandbox-policy.js';
+import { splitCommandLine } from '../worlds/command-line.js';
 
 /** The MCP server's default: the model may write in the folder it was started in, nowhere else. */
 export const MCP_DEFAULT_MODE: SandboxMode = 'workspace-write';
@@ -16,7 +17,7 @@ export const MCP_DEFAULT_MODE: SandboxMode = 'workspace-write';
 export const MCP_DEFAULT_MAX_WAIT_MS = 50_000;
 
 /** Usage line of the subcommand, quoted by every options error. */
-const USAGE = 'agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS]';
+const USAGE = 'agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS] [--world NAME=COMMAND …]';
 
 /** Parsed options. */
 export interface McpOptions {
@@ -26,10 +27,13 @@ export interface McpOptions {
   workspaceRoot: string;
   /** Longest wait of one `terminal_send` call in ms (larger `timeoutMs` values are clamped to it). */
   maxWaitMs: number;
+  /** Execution worlds (SPEC §10): name → transport argv, from `--world NAME=COMMAND` (repeatable). */
+  worlds?: Record<string, string[]>;
 }
 
 /**
- * Parses `--sandbox MODE`, `--workspace DIR` and `--max-wait MS` (each also as `--flag=value`); throws
+ * Parses `--sandbox MODE`, `--workspace DIR`, `--max-wait MS` (each also as `--flag=value`) and
+ * `--world NAME=COMMAND` (COMMAND split like a shell argv, see worlds/command-line.ts); throws
  * `INVALID_ARGUMENT`.
  */
 export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): McpOptions {
@@ -70,6 +74,22 @@ export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): M
         );
       }
       options.maxWaitMs = ms;
+    } else if (flag === '--world') {
+      const spec = value();
+      const separator = spec.indexOf('=');
+      const name = spec.slice(0, separator);
+      const command = separator > 0 ? splitCommandLine(spec.slice(separator + 1)) : [];
+      if (separator <= 0 || command.length === 0) {
+        throw new TerminalError(
+          'INVALID_ARGUMENT',
+          `agent-pty mcp: --world needs NAME=COMMAND, e.g. --world 'box=ssh box agent-pty serve --stdio'; got '${spec}'`,
+        );
+      }
+      options.worlds ??= {};
+      if (Object.hasOwn(options.worlds, name)) {
+        throw new TerminalError('INVALID_ARGUMENT', `agent-pty mcp: world '${name}' is given twice`);
+      }
+      options.worlds[name] = command;
     } else {
       throw new TerminalError(
         'INVALID_ARGUMENT',

@@ -1,5 +1,7 @@
 /**
- * `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS]`: the terminal tools over stdio (SPEC §7).
+ * `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS] [--world NAME=COMMAND …]`: the
+ * terminal tools over stdio (SPEC §7), with terminals on this machine and in the named execution
+ * worlds (SPEC §10).
  * Every terminal belongs to the connection and is closed when it ends — stdin closes, or SIGTERM,
  * SIGINT or SIGHUP arrives — leaving no process behind. The default sandbox is `workspace-write` on
  * the current folder; a mode that cannot be enforced makes `terminal_open` fail with what to do.
@@ -25,7 +27,12 @@ const CONNECTION_OWNER = `mcp-stdio-${process.pid}`;
  */
 export async function runMcpServer(argv: string[]): Promise<void> {
   const options = parseMcpOptions(argv);
-  const host = await createLocalHost({ mode: options.mode, workspaceRoot: options.workspaceRoot });
+  const host = await createLocalHost({
+    mode: options.mode,
+    workspaceRoot: options.workspaceRoot,
+    ptyLocal: { worlds: options.worlds ?? {} },
+  });
+  const worldNames = Object.keys(options.worlds ?? {});
   const pty = host.service('pty');
   const server = createTerminalMcpServer({
     pty,
@@ -33,7 +40,10 @@ export async function runMcpServer(argv: string[]): Promise<void> {
     maxWaitMs: options.maxWaitMs,
     instructionsSuffix:
       `\nThis server runs every terminal in sandbox mode ${options.mode} with workspace ` +
-      `${options.workspaceRoot}.\n`,
+      `${options.workspaceRoot}.\n` +
+      (worldNames.length === 0
+        ? ''
+        : `Besides this machine (world "local", the default), terminal_open can open terminals in these execution worlds: ${worldNames.join(', ')}.\n`),
   });
 
   let endConnection!: (why: string) => void;

@@ -33,6 +33,7 @@ export const sessionSnapshotOutput = z.strictObject({
   sessionId: z.string(),
   name: z.string().optional(),
   type: z.string(),
+  world: z.string().optional(),
   pid: z.number().int(),
   status: sessionStatusOutput,
   containment: containmentOutput,

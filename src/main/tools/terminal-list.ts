@@ -35,6 +35,7 @@ function renderSnapshot(session: PtySessionSnapshot): string {
     session.sessionId,
     ...(session.name === undefined ? [] : [`"${session.name}"`]),
     session.type,
+    ...(session.world === undefined ? [] : [`world ${session.world}`]),
     `pid ${session.pid}`,
     session.sandbox === undefined ? 'unconfined' : session.sandbox.mode,
     renderSession(session.status),

@@ -37,11 +37,17 @@ export const terminalOpen = defineTool({
       .min(1, 'must not be empty; omit it to start in the workspace root')
       .optional()
       .describe('Starting directory; relative paths resolve against the workspace root (default).'),
+    world: z
+      .string({ error: 'must be a world name string; omit it to use this machine' })
+      .min(1, 'must not be empty; omit it to use this machine')
+      .optional()
+      .describe('Execution world to open the terminal in (default: this machine, "local").'),
   }),
   output: z.strictObject({
     sessionId: z.string(),
     name: z.string().optional(),
     type: z.string(),
+    world: z.string().optional(),
     pid: z.number().int(),
     status: sessionStatusOutput,
     containment: containmentOutput,
@@ -54,6 +60,7 @@ export const terminalOpen = defineTool({
         type: args.type ?? DEFAULT_BACKEND_TYPE,
         ...(args.name === undefined ? {} : { name: args.name }),
         ...(args.cwd === undefined ? {} : { cwd: args.cwd }),
+        ...(args.world === undefined ? {} : { world: args.world }),
       },
       ctx.signal,
     );
@@ -62,7 +69,7 @@ export const terminalOpen = defineTool({
         ? 'unconfined'
         : `sandbox ${opened.sandbox.mode}, workspace ${opened.sandbox.workspaceRoot}`;
     const header =
-      `Opened terminal session ${opened.sessionId} (${opened.type}, pid ${opened.pid}, ${where}). ` +
+      `Opened terminal session ${opened.sessionId} (${opened.type}${opened.world === undefined ? '' : ` in world ${opened.world}`}, pid ${opened.pid}, ${where}). ` +
       `Use terminal_send with sessionId "${opened.sessionId}" to run commands.`;
     const footer = renderSession(opened.status);
     const budget =
@@ -74,6 +81,7 @@ export const terminalOpen = defineTool({
         sessionId: opened.sessionId,
         ...(opened.name === undefined ? {} : { name: opened.name }),
         type: opened.type,
+        ...(opened.world === undefined ? {} : { world: opened.world }),
         pid: opened.pid,
         status: statusOutput(opened.status),
         containment: opened.status.containment,

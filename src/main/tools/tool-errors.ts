@@ -29,6 +29,10 @@ const NEXT_STEP: Record<TerminalErrorCode, string> = {
   CONTAINMENT_FAILED:
     'The shell was not started because it could not be placed in its container; ask the user to check the cgroup setup, or try terminal_open again.',
   ABORTED: 'The call was cancelled.',
+  TRANSPORT_CLOSED:
+    'The link to the world this session ran in closed, and its far side closes its sessions; open a new terminal with terminal_open (the world reconnects).',
+  PROTOCOL_MISMATCH:
+    'The world runs another agent-pty version; ask the user to install the same version on both ends.',
   INTERNAL: 'This is a bug in the terminal service; the session may be unusable, open a new one.',
 };
 

@@ -7,10 +7,21 @@
  * and hands the engine to the new one, which registers the backend again. The sessions' mode fences
  * belong to their owners (see `shell-backend.ts`), so they hold across the reload. Engine options of
  * the new config take effect at the next full load.
+ *
+ * Execution worlds (SPEC §10): `worlds` names the places shells may run besides this machine, each
+ * reached through a command that ends in `agent-pty serve --stdio`; `ctx.pty.spawn` (and
+ * `terminal_open`) pick one with `world`. A world connects on its first spawn.
  */
 import { type EngineConfig, resolveEngineConfig } from '../../../shared/config.js';
 import { TerminalError } from '../../../shared/errors.js';
 import type { PtyEngine } from '../../../shared/types.js';
+import {
+  createWorldRegistry,
+  type WorldConnector,
+  type WorldDefinition,
+  type WorldRegistry,
+  worldsConfigSchema,
+} from '../../worlds/world-registry.js';
 import type { Plugin } from '../plugin.js';
 import type { SandboxService } from '../sandbox-service.js';
 import { createShellBackend } from '../shell-backend.js';
@@ -27,6 +38,8 @@ export interface PtyLocalConfig {
   type: string;
   /** Engine configuration with defaults applied. */
   engine: EngineConfig;
+  /** Execution worlds by name (validated; commands split into argvs). */
+  worlds: Record<string, WorldDefinition>;
 }
 
 /** Starts an engine; `createPtyEngine` in production, a fake in unit tests. */
@@ -35,6 +48,7 @@ export type EngineFactory = (options: EngineConfig & { sandbox?: SandboxService 
 /** What a reloading instance hands to the next one. */
 interface Carried {
   readonly engine: PtyEngine;
+  readonly worlds: WorldRegistry;
 }
 
 /** Validates `{ type?, ...engine config }`; throws `INVALID_CONFIG` naming field and rule. */
@@ -48,19 +62,28 @@ export function resolvePtyLocalConfig(raw: unknown): PtyLocalConfig {
   if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) {
     throw new TerminalError('INVALID_CONFIG', 'invalid pty-local config: (root): must be an object');
   }
-  const { type = DEFAULT_BACKEND_TYPE, ...engine } = (raw ?? {}) as Record<string, unknown>;
+  const { type = DEFAULT_BACKEND_TYPE, worlds, ...engine } = (raw ?? {}) as Record<string, unknown>;
   if (typeof type !== 'string' || !/^[a-z][a-z0-9_-]*$/.test(type)) {
     throw new TerminalError(
       'INVALID_CONFIG',
       `invalid pty-local config: type: must be a lowercase identifier like "shell", got ${JSON.stringify(type)}`,
     );
   }
-  return { type, engine: resolveEngineConfig(engine, 'pty-local config') };
+  const parsedWorlds = worldsConfigSchema.safeParse(worlds);
+  if (!parsedWorlds.success) {
+    const problems = parsedWorlds.error.issues.map(
+      (issue) => `worlds${issue.path.map((key) => `.${String(key)}`).join('')}: ${issue.message}`,
+    );
+    throw new TerminalError('INVALID_CONFIG', `invalid pty-local config: ${problems.join('; ')}`);
+  }
+  return { type, engine: resolveEngineConfig(engine, 'pty-local config'), worlds: parsedWorlds.data };
 }
 
 /** Creates the `pty-local` plugin around an engine factory. */
 export function createPtyLocalPlugin(options: {
   createEngine: EngineFactory;
+  /** Connects execution worlds (default `createRemoteEngine`). */
+  connectWorld?: WorldConnector;
 }): Plugin<'pty' | 'sandbox' | 'sandboxPolicy', never, PtyLocalConfig> {
   return {
     name: 'pty-local',
@@ -71,22 +94,25 @@ export function createPtyLocalPlugin(options: {
       const engine = isCarried(carried)
         ? carried.engine
         : await options.createEngine({ ...config.engine, sandbox: ctx.sandbox });
+      const worlds = isCarried(carried)
+        ? carried.worlds
+        : createWorldRegistry(config.worlds, options.connectWorld);
       const registration = ctx.pty.registerBackend(
-        createShellBackend({ type: config.type, engine, sandboxPolicy: ctx.sandboxPolicy }),
+        createShellBackend({ type: config.type, engine, worlds, sandboxPolicy: ctx.sandboxPolicy }),
       );
       return {
         services: {},
         async deactivate(reason) {
           if (reason === 'reload') {
             await registration.unregister();
-            const handover: Carried = { engine };
+            const handover: Carried = { engine, worlds };
             return handover;
           }
           try {
             await registration.unregister({ closeSessions: true });
           } finally {
-            // Closes whatever the service could not (the engine retries teardown itself).
-            await engine.close();
+            // Closes whatever the service could not (the engines retry teardown themselves).
+            await Promise.all([engine.close(), worlds.close()]);
           }
           return undefined;
         },

@@ -1,0 +1,288 @@
+/**
+ * The far end of an execution world (SPEC §10): an engine of its own, served over a pair of streams
+ * (`agent-pty serve --stdio` uses stdin/stdout). Readiness, teardown and the sandbox run here, next to
+ * the shells; only requests, results and live output cross the link.
+ *
+ * Lifetime: the server serves one client. When the link ends — stdin closes, a write fails, the
+ * client goes silent (a cut link keeps stdin open), or the client asks to shut down — every session
+ * it served is closed and `serveWorld` resolves, so nothing keeps running on a machine nobody talks to.
+ */
+import type { Readable, Writable } from 'node:stream';
+import { describeError, TerminalError } from '../../shared/errors.js';
+import type { PtyEngine, SendOperation, SpawnOptions, TerminalSession } from '../../shared/types.js';
+import {
+  type ClientFrame,
+  protocolMismatch,
+  type ServerFrame,
+  type SpawnedSession,
+  toWireError,
+  WORLD_PROTOCOL_VERSION,
+  WORLD_SESSION_METHODS,
+  type WorldOperation,
+} from '../../shared/world-protocol.js';
+import { LiveOutputSender } from './live-output-flow.js';
+import { WorldLink } from './world-link.js';
+
+/** Settled sends kept per session, so a `readOutput()` right after the settle still finds its send. */
+const SETTLED_SENDS_KEPT = 4;
+
+/** How the server was asked to stop, for its exit status and log line. */
+export interface ServeOutcome {
+  /** Why serving ended. */
+  reason: string;
+  /** True when the client was refused (protocol mismatch, invalid configuration). */
+  refused: boolean;
+}
+
+/** What `serveWorld` runs on. */
+export interface ServeWorldOptions {
+  /** Frames from the client (stdin). */
+  input: Readable;
+  /** Frames to the client (stdout). */
+  output: Writable;
+  /** Creates this world's engine from the configuration the client sent. */
+  createEngine(config: Record<string, unknown>): Promise<PtyEngine>;
+  /** Resolves when the process is asked to stop (a signal); the server then closes everything. */
+  stopRequested?: Promise<string>;
+}
+
+/** One session this server spawned for the client. */
+interface ServedSession {
+  readonly session: TerminalSession;
+  /** Sends by the client's send id; the settled ones are trimmed to {@link SETTLED_SENDS_KEPT}. */
+  readonly sends: Map<number, SendOperation>;
+  readonly settled: number[];
+  readonly liveOutput: LiveOutputSender;
+}
+
+/** Serves one client until the link ends; resolves once every session is closed. */
+export function serveWorld(options: ServeWorldOptions): Promise<ServeOutcome> {
+  return new WorldServer(options).run();
+}
+
+class WorldServer {
+  private readonly link: WorldLink<ClientFrame, ServerFrame>;
+  private readonly served = new Map<string, ServedSession>();
+  /** Abort controllers of calls in flight that take a signal (spawn, send), by call id. */
+  private readonly aborts = new Map<number, AbortController>();
+  /** Set by the client's hello; resolves once the engine is up (the server then sends `ready`). */
+  private starting: Promise<PtyEngine> | undefined;
+  /** The engine, once up: calls are served only then (the client waits for `ready`). */
+  private engine: PtyEngine | undefined;
+  private finish!: (outcome: ServeOutcome) => void;
+  private readonly finished = new Promise<ServeOutcome>((resolve) => {
+    this.finish = resolve;
+  });
+
+  constructor(private readonly options: ServeWorldOptions) {
+    this.link = new WorldLink(options.input, options.output, {
+      onFrame: (frame) => this.onFrame(frame),
+      onClosed: (error) => void this.stop(error.message, false),
+    });
+    void options.stopRequested?.then((why) => this.stop(why, false));
+  }
+
+  async run(): Promise<ServeOutcome> {
+    this.link.send({ t: 'hello', protocol: WORLD_PROTOCOL_VERSION });
+    this.link.startHeartbeat();
+    return this.finished;
+  }
+
+  private onFrame(frame: ClientFrame): void {
+    if (this.starting === undefined) {
+      this.handshake(frame);
+      return;
+    }
+    switch (frame.t) {
+      case 'call': {
+        // The abort controller exists before anything awaits: an abort in the same chunk finds it.
+        const signal = frame.op === 'spawn' || frame.op === 'send' ? this.abortable(frame.id) : undefined;
+        void this.answer(frame.id, () => this.invoke(frame.op, frame.args ?? {}, signal));
+        return;
+      }
+      case 'abort':
+        this.aborts.get(frame.id)?.abort(new TerminalError('ABORTED', 'the client aborted the call'));
+        return;
+      case 'ack':
+        this.served.get(frame.session)?.liveOutput.acknowledge(frame.chars);
+        return;
+      default:
+        return; // a frame this version does not know: ignored, so a newer minor client still works
+    }
+  }
+
+  /** The client's first frame must be its hello, of this protocol version. */
+  private handshake(frame: ClientFrame): void {
+    if (frame.t !== 'hello') {
+      void this.refuse(
+        new TerminalError('PROTOCOL_MISMATCH', `expected the client's hello first, got a '${frame.t}' frame`),
+      );
+      return;
+    }
+    if (frame.protocol !== WORLD_PROTOCOL_VERSION) {
+      void this.refuse(protocolMismatch(WORLD_PROTOCOL_VERSION, frame.protocol, 'client'));
+      return;
+    }
+    this.starting = this.options.createEngine(frame.config ?? {});
+    this.starting.then(
+      (engine) => {
+        this.engine = engine;
+        this.link.send({ t: 'ready', pid: process.pid });
+      },
+      (error: unknown) => void this.refuse(error),
+    );
+  }
+
+  private async refuse(error: unknown): Promise<void> {
+    this.link.send({ t: 'fatal', error: toWireError(error) });
+    await this.stop(`refused the client: ${describeError(error)}`, true);
+  }
+
+  private async answer(id: number, invoke: () => unknown): Promise<void> {
+    try {
+      const value = await invoke();
+      this.link.send({ t: 'result', id, value: value ?? null }); // throws, sending nothing, if too large
+    } catch (error) {
+      this.link.send({ t: 'error', id, error: toWireError(error) });
+    } finally {
+      this.aborts.delete(id);
+    }
+  }
+
+  /** Runs one call; synchronous up to the engine's own call, so calls take effect in arrival order. */
+  private invoke(
+    op: WorldOperation,
+    args: Record<string, unknown>,
+    signal: AbortSignal | undefined,
+  ): unknown {
+    const engine = this.engine;
+    if (engine === undefined) {
+      throw new TerminalError('ENGINE_CLOSED', 'the world is not ready, or is shutting down');
+    }
+    switch (op) {
+      case 'spawn':
+        return this.spawn(engine, args.options as SpawnOptions | undefined, signal!);
+      case 'send':
+        return this.startSend(args, signal!);
+      case 'send-output':
+        return this.sendOf(args).readOutput();
+      case 'send-cancel':
+        return this.sendOf(args).cancel();
+      case 'session':
+        return this.callSession(args);
+      case 'live-output': {
+        const { liveOutput } = this.lookup(args.session);
+        if (args.on === true) liveOutput.start();
+        else liveOutput.stop();
+        return undefined;
+      }
+      case 'shutdown':
+        return this.closeEngine();
+      default:
+        throw new TerminalError('INVALID_ARGUMENT', `unknown operation '${String(op)}'`);
+    }
+  }
+
+  private abortable(id: number): AbortSignal {
+    const controller = new AbortController();
+    this.aborts.set(id, controller);
+    return controller.signal;
+  }
+
+  private async spawn(
+    engine: PtyEngine,
+    options: SpawnOptions | undefined,
+    signal: AbortSignal,
+  ): Promise<SpawnedSession> {
+    const session = await engine.spawn(options ?? {}, signal);
+    const liveOutput = new LiveOutputSender(session, (text, dropped) =>
+      this.link.send({ t: 'output', session: session.id, text, dropped }),
+    );
+    this.served.set(session.id, { session, sends: new Map(), settled: [], liveOutput });
+    return {
+      id: session.id,
+      ...(session.name === undefined ? {} : { name: session.name }),
+      pid: session.pid,
+      motd: session.motd,
+      ...(session.sandbox === undefined ? {} : { sandbox: session.sandbox }),
+    };
+  }
+
+  /** Starts the send at once (so the client's next `send-output` finds it) and answers when it settles. */
+  private startSend(args: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+    const served = this.lookup(args.session);
+    const sendId = Number(args.send);
+    const request = { ...(args.request as object | undefined), signal };
+    const operation = served.session.startSend(request);
+    served.sends.set(sendId, operation);
+    const settled = () => {
+      served.settled.push(sendId);
+      while (served.settled.length > SETTLED_SENDS_KEPT) served.sends.delete(served.settled.shift()!);
+    };
+    operation.done.then(settled, settled);
+    return operation.done;
+  }
+
+  private sendOf(args: Record<string, unknown>): SendOperation {
+    const operation = this.lookup(args.session).sends.get(Number(args.send));
+    if (operation === undefined) {
+      throw new TerminalError(
+        'INVALID_ARGUMENT',
+        `unknown send ${String(args.send)} of session ${String(args.session)}`,
+      );
+    }
+    return operation;
+  }
+
+  private async callSession(args: Record<string, unknown>): Promise<unknown> {
+    const served = this.lookup(args.session);
+    const method = String(args.method);
+    const target = (served.session as unknown as Record<string, unknown>)[method];
+    if (!(WORLD_SESSION_METHODS as readonly string[]).includes(method) || typeof target !== 'function') {
+      throw new TerminalError('INVALID_ARGUMENT', `sessions of this world have no method '${method}'`);
+    }
+    const callArgs = Array.isArray(args.args) ? args.args : [];
+    const value: unknown = await target.apply(served.session, callArgs);
+    if (method === 'close') this.forget(served);
+    return value;
+  }
+
+  private lookup(id: unknown): ServedSession {
+    const served = this.served.get(String(id));
+    if (served === undefined) throw new TerminalError('UNKNOWN_SESSION', `unknown session ${String(id)}`);
+    return served;
+  }
+
+  private forget(served: ServedSession): void {
+    served.liveOutput.stop();
+    this.served.delete(served.session.id);
+  }
+
+  /** Closes every session and the engine (idempotent: `engine.close()` is). */
+  private async closeEngine(): Promise<void> {
+    // An engine still starting is waited for: it may already hold threads; one that failed holds nothing.
+    const engine = await this.starting?.catch((failedToStart: unknown) => void failedToStart);
+    if (engine === undefined) return;
+    for (const served of [...this.served.values()]) this.forget(served);
+    await engine.close();
+  }
+
+  private stopping: Promise<void> | undefined;
+
+  private stop(reason: string, refused: boolean): Promise<void> {
+    this.stopping ??= (async () => {
+      for (const controller of this.aborts.values()) controller.abort();
+      let failure: unknown;
+      try {
+        await this.closeEngine();
+      } catch (error) {
+        failure = error;
+      } finally {
+        this.link.close();
+      }
+      const suffix = failure === undefined ? '' : `; closing sessions failed: ${describeError(failure)}`;
+      this.finish({ reason: `${reason}${suffix}`, refused });
+    })().catch((error: unknown) => this.finish({ reason: describeError(error), refused }));
+    return this.stopping;
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * A `TerminalSession` whose shell runs in an execution world (SPEC §10): every method is a call over
+ * the world's link, with the engine API's own request and result objects passed through unchanged.
+ * Once the link is dead, calls reject with `TRANSPORT_CLOSED`; a `close()` then resolves at once, since
+ * the far side closes every session of a link that ended.
+ */
+import { TerminalError } from '../../shared/errors.js';
+import type {
+  Containment,
+  Disposable,
+  OutputChunk,
+  ReadRequest,
+  ReadResult,
+  SandboxSelection,
+  SendOperation,
+  SendOutputDelta,
+  SendRequest,
+  SessionOutcome,
+  SessionStatus,
+  SignalName,
+  SignalResult,
+  TerminalSendResult,
+  TerminalSession,
+} from '../../shared/types.js';
+import type { SpawnedSession } from '../../shared/world-protocol.js';
+import type { WorldClient } from './world-client.js';
+
+/** A session in a world. */
+export class WorldSession implements TerminalSession {
+  readonly id: string;
+  readonly name: string | undefined;
+  readonly pid: number;
+  readonly motd: string;
+  readonly sandbox: SandboxSelection | undefined;
+
+  private readonly listeners = new Set<(chunk: OutputChunk) => void>();
+  private nextSendId = 1;
+  private closeCall: Promise<SessionOutcome> | undefined;
+  private closed = false;
+  /** The containment the far side last reported; what a session of a dead link is said to have had. */
+  private containment: Containment = 'process-tree';
+
+  constructor(
+    private readonly client: WorldClient,
+    spawned: SpawnedSession,
+    private readonly onClosed: (session: WorldSession) => void,
+  ) {
+    this.id = spawned.id;
+    this.name = spawned.name;
+    this.pid = spawned.pid;
+    this.motd = spawned.motd;
+    this.sandbox = spawned.sandbox as SandboxSelection | undefined;
+  }
+
+  startSend(request: SendRequest): SendOperation {
+    const send = this.nextSendId++;
+    // The signal stays here (an abort is forwarded as a frame); every other field crosses as it is.
+    const { signal, ...plain } = request;
+    const done = this.call<TerminalSendResult>('send', { send, request: plain }, signal);
+    return {
+      done,
+      readOutput: () => this.call<SendOutputDelta>('send-output', { send }),
+      cancel: async () => {
+        await this.call('send-cancel', { send });
+      },
+    };
+  }
+
+  read(request: ReadRequest = {}): Promise<ReadResult> {
+    return this.method('read', request);
+  }
+
+  signal(signal: SignalName): Promise<SignalResult> {
+    return this.method('signal', signal);
+  }
+
+  async status(): Promise<SessionStatus> {
+    const status = await this.method<SessionStatus>('status');
+    this.containment = status.containment;
+    return status;
+  }
+
+  onOutput(listener: (chunk: OutputChunk) => void): Disposable {
+    this.listeners.add(listener);
+    if (this.listeners.size === 1 && !this.closed) {
+      this.client.hold(); // subscribed live output keeps the host alive, as a local session's port does
+      this.client.routeOutput(this.id, this.deliver);
+      this.call('live-output', { on: true }).catch(() => undefined);
+    }
+    let disposed = false;
+    return {
+      dispose: () => {
+        if (disposed) return;
+        disposed = true;
+        this.listeners.delete(listener);
+        if (this.listeners.size === 0 && !this.closed) this.unsubscribe();
+      },
+    };
+  }
+
+  close(reason = 'closed'): Promise<SessionOutcome> {
+    if (this.client.closedWith !== undefined && this.closeCall === undefined) {
+      this.release();
+      return Promise.resolve({
+        status: { kind: 'exited', exitCode: null, signal: null, containment: this.containment },
+        reason: `${reason} (${this.client.closedWith.message}; the far side closes the sessions of a link that ended)`,
+      });
+    }
+    this.closeCall ??= this.method<SessionOutcome>('close', reason).then(
+      (outcome) => {
+        this.release();
+        return outcome;
+      },
+      (error: unknown) => {
+        this.closeCall = undefined; // a failed close is retried by the next close()
+        throw error;
+      },
+    );
+    return this.closeCall;
+  }
+
+  /** Marks the session closed without a call (the world shut down, or its link died). */
+  release(): void {
+    if (this.closed) return;
+    if (this.listeners.size > 0) this.unsubscribe();
+    this.closed = true;
+    this.listeners.clear();
+    this.client.forgetSession(this.id);
+    this.onClosed(this);
+  }
+
+  private unsubscribe(): void {
+    this.client.routeOutput(this.id, undefined);
+    this.client.release();
+    if (this.client.closedWith === undefined && !this.closed) {
+      this.call('live-output', { on: false }).catch(() => undefined);
+    }
+  }
+
+  private method<T>(method: string, ...args: unknown[]): Promise<T> {
+    return this.call<T>('session', { method, args });
+  }
+
+  private call<T>(
+    op: 'send' | 'send-output' | 'send-cancel' | 'session' | 'live-output',
+    args: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    if (this.closed && this.client.closedWith === undefined) {
+      return Promise.reject(new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`));
+    }
+    return this.client.call<T>(op, { session: this.id, ...args }, signal);
+  }
+
+  private readonly deliver = (text: string, dropped: number): void => {
+    const chunk: OutputChunk = { text, dropped };
+    for (const listener of this.listeners) {
+      try {
+        listener(chunk);
+      } catch {
+        // A throwing subscriber must not break delivery to the others, nor the link's reading.
+      }
+    }
+  };
+}
