@@ -123,6 +123,22 @@ afterEach(() => {
 describe('judgeReadiness', () => {
   const candidate = { exitCode: 0, shellPid: SHELL.pid, cwd: '/', at: 0, reported: false };
 
+  it('a prompt read after the write boundary, with the shell still in the wait it was in before the write, is the previous prompt', () => {
+    // The shell printed marker + prompt and blocked before the write; node-pty read those bytes only after
+    // the boundary, and the kernel has not yet woken the shell with this send's input (its counters are
+    // unchanged). Settling here would report the previous command's exit code before this one ran.
+    const baseline = baselineOf(sample(100, [thread(100, 'waiting', 7, 'pselect6')]));
+    const stillThere = sample(100, [thread(100, 'waiting', 7, 'pselect6')]);
+    expect(
+      judge({ candidate, shell: SHELL, sample: stillThere, baseline, leftWait: new Set() }).kind,
+    ).not.toBe('prompt');
+    // Once it ran (read this send's input, printed its own prompt), the same wait is new evidence.
+    const ranSince = sample(100, [thread(100, 'waiting', 9, 'pselect6')]);
+    expect(judge({ candidate, shell: SHELL, sample: ranSince, baseline, leftWait: new Set() }).kind).toBe(
+      'prompt',
+    );
+  });
+
   it('prompt evidence needs the shell group in the foreground and the shell blocked on the terminal', () => {
     const atPrompt = sample(100, [thread(100, 'waiting', 1, 'pselect6')]);
     expect(

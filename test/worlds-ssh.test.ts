@@ -136,7 +136,8 @@ describe('a world over ssh to 127.0.0.1', () => {
     const session = await engine.spawn({ cwd: workspace });
     const seconds = uniqueSleepSeconds();
     await session.startSend({ text: `sleep ${seconds} & sleep ${seconds} &` }).done;
-    expect(processesWith(seconds)).toHaveLength(2);
+    // The prompt can come back before a forked job has exec'd sleep: wait for both.
+    await until('both sleeps running', () => processesWith(seconds).length === 2);
     await session.close();
     expect(processesWith(seconds)).toEqual([]);
     expect(isAlive(session.pid)).toBe(false);

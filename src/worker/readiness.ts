@@ -90,7 +90,10 @@ export function judgeReadiness(input: ReadinessInput): ReadinessVerdict {
   // shell itself seen blocked on the terminal (so text running several commands settles after the last).
   if (candidate !== undefined && shell !== undefined && candidate.shellPid === shell.markerPid) {
     const waiting = sample.members.find((m) => m.pid === shell.pid && m.verdict === 'waiting');
-    if (sample.tpgid === shell.pgrp && waiting !== undefined) {
+    // The wait must be new since the write (rule 4): a prompt printed before the write whose marker was
+    // read only after the boundary, with the shell still blocked where it was, is the previous prompt —
+    // the shell has not even read this send's input yet (the kernel wakes a pty reader asynchronously).
+    if (sample.tpgid === shell.pgrp && waiting !== undefined && isFreshWait(waiting, sample.tpgid, input)) {
       return { kind: 'prompt', candidate, tid: waiting.tid, switches: waiting.switches, tpgid: sample.tpgid };
     }
   }

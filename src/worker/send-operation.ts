@@ -276,7 +276,9 @@ export class SendOperation {
       this.beginWaiting();
       return;
     }
-    // Write boundary (rule 5): evidence gathered before this point is discarded.
+    // Write boundary (rule 5): evidence gathered before this point is discarded — including output read
+    // from the pty but not yet through the pipeline (a prompt printed before the write).
+    this.env.flushOutput();
     this.tracker.reset();
     this.hadOutput = false;
     const atBoundary = this.env.sample();
