@@ -26,9 +26,10 @@ import { LineFeeds } from './line-feeds.js';
 import { LineRing } from './line-ring.js';
 import { LineTextKind, lineTextKind } from './line-text.js';
 import type { LiveOutputPublisher } from './live-output.js';
+import { OutputModel } from './output-model.js';
 import { OutputWindow } from './output-window.js';
 import { identityOf, readProcStat } from './proc-probe.js';
-import { bashMarkerVariables, createNonce } from './prompt-marker.js';
+import { bashMarkerVariables, createNonce, parseOwnedMarker } from './prompt-marker.js';
 import type { PromptCandidate } from './prompt-tracker.js';
 import { PtyInputWriter, type WriteOutcome } from './pty-input-writer.js';
 import { BASH_MARKER_VARIABLES, PWSH_VARIABLES, pwshSetupScript } from './pwsh-prompt.js';
@@ -64,6 +65,8 @@ export class SessionCore {
   private readonly nonce = createNonce();
   private readonly scrollback: LineRing;
   private readonly outputWindow: OutputWindow;
+  /** What a person would see (SPEC §4.3): the live region over the scrollback. */
+  private readonly outputModel: OutputModel;
   private pendingOutput: string[] = [];
   private outputScheduled = false;
   /** Where the line feeds of the chunk being processed are (filled by its line-text scan). */
@@ -96,7 +99,14 @@ export class SessionCore {
   ) {
     const { config } = spec;
     this.scrollback = new LineRing({ maxLines: config.scrollbackLines, maxBytes: config.scrollbackMaxBytes });
-    this.outputWindow = new OutputWindow(this.scrollback);
+    this.outputModel = new OutputModel({
+      rows: spec.rows,
+      cols: spec.cols,
+      ring: this.scrollback,
+      live,
+      maxLineChars: config.maxReadBytes,
+    });
+    this.outputWindow = new OutputWindow(this.scrollback, this.outputModel);
     this.sanitizer = new OutputSanitizer({ maxPendingChars: config.maxReadBytes });
     this.failTeardowns = spec.faults?.failTeardowns ?? 0;
     this.finished = new Promise((resolve) => {
@@ -106,28 +116,33 @@ export class SessionCore {
       this.markExited = resolve;
     });
     const sendSink = (): SendOperation | undefined => this.active?.op ?? this.startup;
+    const model = this.outputModel;
+    // The output model feeds the scrollback and the live stream; the send sees the stream itself.
     this.sink = {
       text: (s) => {
-        this.scrollback.text(s);
+        model.text(s);
         sendSink()?.text(s);
-        this.live?.text(s);
       },
       newline: () => {
-        this.scrollback.newline();
+        model.newline();
         sendSink()?.newline();
-        this.live?.newline();
       },
       rewriteLine: () => {
-        this.scrollback.rewriteLine();
+        model.rewriteLine();
         sendSink()?.rewriteLine();
-        this.live?.rewriteLine();
       },
       textBlock: (block, ascii, lineFeeds) => {
-        this.scrollback.textBlock(block, ascii, lineFeeds);
+        model.textBlock(block, ascii, lineFeeds);
         sendSink()?.textBlock(block);
-        this.live?.textBlock(block, ascii);
       },
-      osc: (payload) => sendSink()?.osc(payload),
+      osc: (payload) => {
+        if (model.alternateScreen && parseOwnedMarker(payload, this.nonce) !== undefined)
+          model.shellPrompted();
+        sendSink()?.osc(payload);
+      },
+      backspace: () => model.backspace(),
+      csi: (params, final) => model.csi(params, final),
+      escape: (final) => model.escape(final),
     };
   }
 
@@ -279,6 +294,7 @@ export class SessionCore {
 
   /** A page of scrollback. */
   read(request: ReadRequest): ReadResult {
+    this.outputModel.sync();
     return this.scrollback.read(request, this.spec.config.maxReadBytes);
   }
 
