@@ -84,7 +84,8 @@ export class RemoteSession implements TerminalSession {
     const text = request.text ?? '';
     const submit = request.submit ?? true;
     const signal = request.signal;
-    const started = this.call(() => this.remote.startSend(sendId, text, submit));
+    const keys = request.keys;
+    const started = this.call(() => this.remote.startSend(sendId, text, submit, keys));
     let onAbort: (() => void) | undefined;
     const cancel = async (): Promise<void> => {
       await started;

@@ -37,6 +37,10 @@ export type TerminalErrorCode =
   | 'MODE_CHANGE_FENCED'
   /** Teardown could not verify that every process of the session is gone. */
   | 'CLEANUP_FAILED'
+  /** A `keys` send named a key that does not exist (the message lists the valid names). */
+  | 'UNKNOWN_KEY'
+  /** A `keys` send was refused by policy (`C-c` while no full-screen program owns the terminal). */
+  | 'KEY_REFUSED'
   /** The operation was aborted by the caller. */
   | 'ABORTED'
   /** An invariant broke inside the engine; this is a bug. */

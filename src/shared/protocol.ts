@@ -10,6 +10,7 @@ import type {
   Dialect,
   ReadRequest,
   ReadResult,
+  SendKey,
   SendOutputDelta,
   SessionOutcome,
   SessionStatus,
@@ -72,7 +73,7 @@ export interface RemoteSessionApi {
   /** Resolves with the MOTD once the shell is proven ready; rejects (coded) on timeout or exit. */
   awaitStartup(): Promise<{ motd: string }>;
   /** Starts a send with a host-chosen id; returns once the send owns the session's send slot. */
-  startSend(sendId: number, text: string, submit: boolean): Promise<void>;
+  startSend(sendId: number, text: string, submit: boolean, keys?: SendKey[]): Promise<void>;
   /** Settles with the result of send `sendId`. */
   awaitSend(sendId: number): Promise<TerminalSendResult>;
   /** Output of send `sendId` since the previous call. */

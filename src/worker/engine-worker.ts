@@ -20,7 +20,7 @@ export default async function runSessionTask(data: SessionTaskData): Promise<Ses
   const api: RemoteSessionApi = {
     launch: async () => session.launch(),
     awaitStartup: () => session.awaitStartup(),
-    startSend: async (sendId, text, submit) => session.startSend(sendId, text, submit),
+    startSend: async (sendId, text, submit, keys) => session.startSend(sendId, text, submit, keys),
     awaitSend: (sendId) => session.awaitSend(sendId),
     readSendOutput: async (sendId) => session.readSendOutput(sendId),
     cancelSend: (sendId) => session.cancelSend(sendId),

@@ -9,6 +9,7 @@ import { constants as osConstants } from 'node:os';
 import { threadId } from 'node:worker_threads';
 import * as pty from 'node-pty';
 import { TerminalError } from '../shared/errors.js';
+import { encodeKeys, type SendKey, validateKeys } from '../shared/keys.js';
 import type { ProcessIdentity } from '../shared/proc-stat.js';
 import type { LaunchInfo, SessionLaunchSpec } from '../shared/protocol.js';
 import type {
@@ -21,7 +22,7 @@ import type {
   SignalResult,
   TerminalSendResult,
 } from '../shared/types.js';
-import { buildShellEnvironment } from './environment.js';
+import { buildShellEnvironment, SESSION_TERM } from './environment.js';
 import { LineFeeds } from './line-feeds.js';
 import { LineRing } from './line-ring.js';
 import { LineTextKind, lineTextKind } from './line-text.js';
@@ -160,7 +161,13 @@ export class SessionCore {
     if (spec.dialect === 'pwsh') for (const name of BASH_MARKER_VARIABLES) delete env[name];
     let term: pty.IPty;
     try {
-      term = pty.spawn(file, args, { name: 'dumb', cols: spec.cols, rows: spec.rows, cwd: spec.cwd, env });
+      term = pty.spawn(file, args, {
+        name: SESSION_TERM,
+        cols: spec.cols,
+        rows: spec.rows,
+        cwd: spec.cwd,
+        env,
+      });
     } catch (error) {
       throw new TerminalError('SPAWN_FAILED', `could not start ${file}: ${String(error)}`, { cause: error });
     }
@@ -254,9 +261,19 @@ export class SessionCore {
     return result;
   }
 
-  /** Starts send `id`. Throws SEND_ACTIVE while another send holds the slot. */
-  startSend(id: number, text: string, submit: boolean): void {
+  /**
+   * Starts send `id`. Throws SEND_ACTIVE while another send holds the slot. `keys` (SPEC §4.3) replaces
+   * `text`: checked before anything is written, encoded for the terminal's modes, no Enter added.
+   */
+  startSend(id: number, text: string, submit: boolean, keys?: SendKey[]): void {
     this.assertOpen();
+    if (keys !== undefined) {
+      validateKeys(keys, this.outputModel.alternateScreen);
+      if (text !== '')
+        throw new TerminalError('INVALID_ARGUMENT', 'a send carries either text or keys, not both');
+      text = encodeKeys(keys, { applicationCursorKeys: this.replier?.applicationCursorKeys ?? false });
+      submit = false;
+    }
     if (this.startup !== undefined) throw new TerminalError('SEND_ACTIVE', 'the session is still starting');
     if (this.active !== undefined) {
       throw new TerminalError(
@@ -277,9 +294,12 @@ export class SessionCore {
     void op.start();
   }
 
-  /** Result of send `id`. */
-  awaitSend(id: number): Promise<TerminalSendResult> {
-    return this.sendById(id).done;
+  /** Result of send `id`, with the rendered screen while a full-screen program owns the terminal. */
+  async awaitSend(id: number): Promise<TerminalSendResult> {
+    const result = await this.sendById(id).done;
+    if (!this.outputModel.alternateScreen || this.replier === undefined) return result;
+    const screen = await this.replier.renderedScreen();
+    return screen === undefined ? result : { ...result, screen };
   }
 
   /** Output of send `id` since the previous call. */

@@ -4,7 +4,8 @@
  * shell's prompt proved it, `[session: …]`, and a truncation note when output was dropped.
  */
 import { z } from 'zod';
-import { renderExit, renderSession, renderTruncated, renderWait } from './render.js';
+import { KEY_NAMES } from '../../shared/keys.js';
+import { renderExit, renderScreen, renderSession, renderTruncated, renderWait } from './render.js';
 import { capTail, countLines } from './result-cap.js';
 import { sessionIdArgument, sessionStatusOutput } from './schemas.js';
 import { DEFAULT_MAX_RESULT_BYTES, defineTool } from './tool.js';
@@ -21,17 +22,31 @@ export const terminalSend = defineTool({
     'timeout = NOT proven, the command may still be running), [exit: <code>] of the last command when ' +
     'the shell prompt came back, and [session: running|exited …]. Send one command, or one line of ' +
     'input for the running program, per call. To interrupt a program use terminal_signal SIGINT ' +
-    '(do not type control characters). Use submit=false to type without pressing Enter.',
+    '(do not type control characters). Use submit=false to type without pressing Enter. ' +
+    'Full-screen programs (vim, nano, less, top, htop) return their rendered [screen: …] instead of ' +
+    'output; drive them with keys instead of text, e.g. leave vim with ["Escape", {"text": ":wq"}, ' +
+    '"Enter"], save and leave nano with ["C-o", "Enter", "C-x"], quit less with ["q"].',
   hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   input: z.strictObject({
     sessionId: sessionIdArgument,
     text: z
       .string({ error: 'must be the text to type, as a string (use "" to just press Enter)' })
+      .optional()
       .describe('Text to type, e.g. "ls -la" or "print(6*7)". Use "" with submit=true to press Enter.'),
     submit: z
       .boolean({ error: 'must be true (press Enter after the text, default) or false' })
       .default(true)
       .describe('Press Enter after the text (default true).'),
+    keys: z
+      .array(z.union([z.string(), z.strictObject({ text: z.string() })]), {
+        error: 'must be a list of key names and {"text": "..."} literals',
+      })
+      .optional()
+      .describe(
+        `Instead of text: keys pressed in order, as tmux send-keys names (${KEY_NAMES.join(', ')}) or ` +
+          '{"text": "..."} for literal text. No Enter is added. C-c is only sent to a full-screen ' +
+          'program; to interrupt a command use terminal_signal.',
+      ),
   }),
   output: z.strictObject({
     output: z.string(),
@@ -41,15 +56,21 @@ export const terminalSend = defineTool({
     sessionStatus: sessionStatusOutput,
     truncated: z.boolean(),
     elapsedMs: z.number(),
+    screen: z
+      .strictObject({
+        lines: z.array(z.string()),
+        cursor: z.strictObject({ row: z.number().int(), col: z.number().int() }),
+      })
+      .optional(),
   }),
   async run(args, ctx) {
     const operation = ctx.pty.startSend(ctx.owner, args.sessionId, {
-      text: args.text,
-      submit: args.submit,
+      ...(args.keys === undefined ? { text: args.text ?? '', submit: args.submit } : { keys: args.keys }),
       ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
     });
     const result = await operation.done;
     const trailer = [
+      ...(result.screen === undefined ? [] : [renderScreen(result.screen)]),
       renderWait(result.waitReason),
       ...(result.exitCode === undefined ? [] : [renderExit(result.exitCode)]),
       renderSession(result.sessionStatus),
@@ -87,6 +108,7 @@ export const terminalSend = defineTool({
         sessionStatus: result.sessionStatus,
         truncated,
         elapsedMs: result.elapsedMs,
+        ...(result.screen === undefined ? {} : { screen: result.screen }),
       },
     };
   },

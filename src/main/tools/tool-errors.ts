@@ -24,6 +24,8 @@ const NEXT_STEP: Record<TerminalErrorCode, string> = {
     'The sandbox mode this server runs in cannot be enforced on this machine; ask the user to install a sandbox provider (bubblewrap) or to run the server with a less confined mode.',
   MODE_CHANGE_FENCED: 'Close the open terminals first, then change the sandbox mode.',
   CLEANUP_FAILED: 'Some processes may still be running; call terminal_close again to retry.',
+  UNKNOWN_KEY: 'Use one of the key names listed, or { "text": "..." } for literal text.',
+  KEY_REFUSED: 'To interrupt the running command, call terminal_signal with SIGINT.',
   ABORTED: 'The call was cancelled.',
   INTERNAL: 'This is a bug in the terminal service; the session may be unusable, open a new one.',
 };
