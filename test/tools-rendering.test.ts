@@ -66,7 +66,7 @@ describe('tool definitions', () => {
       required: string[];
       properties: Record<string, unknown>;
     };
-    expect(send.required).toEqual(['sessionId', 'text']);
+    expect(send.required).toEqual(['sessionId']); // text, keys or neither (a wait)
     expect(send.properties.submit).toMatchObject({ type: 'boolean', default: true });
     const signal = TERMINAL_TOOLS[3]!.inputSchema as { properties: { signal: { enum: string[] } } };
     expect(signal.properties.signal.enum).toEqual(['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGTSTP', 'SIGHUP']);
@@ -116,6 +116,20 @@ describe('terminal_send', () => {
       elapsedMs: 7,
     });
     expect(session.sends[0]).toMatchObject({ text: 'echo hi', submit: true });
+  });
+
+  it("passes keys through and renders a full-screen program's screen with its cursor", async () => {
+    const { id, session } = await open();
+    const screen = { lines: ['hello', '~', '~', '', ''], cursor: { row: 0, col: 4 } };
+    session.script = () => ({ viewport: '', exitCode: undefined, screen, elapsedMs: 3 });
+    const outcome = await ok('terminal_send', { sessionId: id, keys: ['Escape', { text: ':w' }, 'Enter'] });
+    expect(outcome.text).toBe(
+      '[screen: a full-screen program owns the terminal; cursor at row 1, column 5; answer it with keys]\n' +
+        'hello\n~\n~\n[wait: stdin_read]\n[session: running]',
+    );
+    expect(outcome.json).toMatchObject({ screen });
+    expect(session.sends[0]).toMatchObject({ keys: ['Escape', { text: ':w' }, 'Enter'] });
+    expect(session.sends[0]?.text).toBeUndefined();
   });
 
   it('says that inferred_idle and timeout do not prove the command finished, and omits an unknown exit', async () => {
@@ -282,9 +296,8 @@ describe('invalid calls give errors that say what to do instead', () => {
 
   it('missing text, bad signal name, negative offset, unknown key, wrong types', async () => {
     const { id } = await open();
-    expect((await failing('terminal_send', { sessionId: id })).text).toBe(
-      'invalid arguments for terminal_send: "text" is required. Call it as terminal_send ' +
-        '{"sessionId": string, "text": string, "submit"?: boolean}.',
+    expect((await failing('terminal_send', { sessionId: id, keys: 'Enter' })).text).toMatch(
+      /"keys" must be a list of key names/,
     );
     expect((await failing('terminal_signal', { sessionId: id, signal: 'SIGSTOP' })).text).toMatch(
       /"signal" must be one of SIGINT, SIGTERM, SIGKILL, SIGTSTP, SIGHUP \(SIGINT to interrupt, like Ctrl-C\)/,

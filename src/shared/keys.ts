@@ -60,6 +60,8 @@ const CURSOR_KEYS: Readonly<Record<string, string>> = {
 
 /** `C-a`…`C-z`: a letter with Control. */
 const CONTROL_LETTER = /^C-([a-zA-Z])$/;
+/** One printable character (not a control): a key of its own. */
+const SINGLE_CHARACTER = /^[^\p{Cc}]$/u;
 /** `M-x`: one printable ASCII character with Meta (sent as ESC before it). */
 const META_CHARACTER = /^M-([\x21-\x7e])$/;
 
@@ -69,6 +71,7 @@ export const KEY_NAMES: readonly string[] = [
   ...Object.keys(CURSOR_KEYS),
   'C-a…C-z',
   'M-<char>',
+  'any single character (q, i, :)',
 ];
 
 /** The key that would type an interrupt; refused while no full-screen program owns the terminal. */
@@ -125,5 +128,7 @@ function encodeNamedKey(name: string, modes: KeyModes): string | undefined {
   if (control !== null) return String.fromCharCode(control[1]!.toLowerCase().charCodeAt(0) - 0x60);
   const meta = META_CHARACTER.exec(name);
   if (meta !== null) return `${ESC}${meta[1]}`;
+  // As in tmux, a single character is the key that types it (`q` quits less, `i` inserts in vim).
+  if (SINGLE_CHARACTER.test(name)) return name;
   return undefined;
 }

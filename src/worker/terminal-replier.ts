@@ -605,7 +605,13 @@ export class TerminalReplier {
     const buffer = this.terminal.buffer.active;
     const lines: string[] = [];
     for (let y = 0; y < this.terminal.rows; y++) {
-      lines.push(buffer.getLine(buffer.viewportY + y)?.translateToString(true) ?? '');
+      // Programs clear with spaces as often as with erase sequences: trailing spaces are blanks too.
+      lines.push(
+        buffer
+          .getLine(buffer.viewportY + y)
+          ?.translateToString(true)
+          .trimEnd() ?? '',
+      );
     }
     return { lines, cursor: { row: buffer.cursorY, col: Math.min(buffer.cursorX, this.terminal.cols - 1) } };
   }

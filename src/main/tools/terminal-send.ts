@@ -65,7 +65,12 @@ export const terminalSend = defineTool({
   }),
   async run(args, ctx) {
     const operation = ctx.pty.startSend(ctx.owner, args.sessionId, {
-      ...(args.keys === undefined ? { text: args.text ?? '', submit: args.submit } : { keys: args.keys }),
+      // keys, or text (+ Enter unless submit is false), or neither: a wait that types nothing.
+      ...(args.keys !== undefined
+        ? { keys: args.keys }
+        : args.text === undefined
+          ? { text: '', submit: false }
+          : { text: args.text, submit: args.submit }),
       ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
     });
     const result = await operation.done;
