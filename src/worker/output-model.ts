@@ -7,10 +7,10 @@
  * end of the open line). Only an edit that needs a cursor (a CR that overwrites, BS, a cursor move, an
  * erase, line insert/delete) engages the grid (screen-grid.ts): the newest lines are taken back from
  * the scrollback and replayed into a `rows × cols` grid, which from then on receives the output. Lines
- * that scroll off its top are committed to the scrollback and never change again. Once the cursor
- * stands at the start of a blank row with nothing below, the grid commits what is above it and plain
- * output passes through again — checked at line ends, so a flood after a progress bar is back on the
- * fast path after one line.
+ * that scroll off its top are committed to the scrollback and never change again. When a block of
+ * plain lines arrives that refills the whole region while the cursor stands at the start of a blank row
+ * with nothing below, the grid commits what is above it and plain output passes through again, so a
+ * flood after a progress bar is back on the fast path within one read.
  *
  * Readers see the grid through {@link sync}: the scrollback then holds the grid's lines provisionally
  * after the committed ones. When a redraw changed a line a reader may already have read (cursor-up
@@ -148,7 +148,6 @@ export class OutputModel implements Omit<SanitizerSink, 'osc'> {
     }
     this.grid.newline();
     this.dirty = true;
-    if (this.grid.atLineStart) this.disengage();
   }
 
   textBlock(block: string, ascii: boolean, lineFeeds?: LineFeeds): void {
@@ -158,14 +157,21 @@ export class OutputModel implements Omit<SanitizerSink, 'osc'> {
       this.live?.textBlock(block, ascii);
       return;
     }
-    // Line by line through the grid until plain output may pass through again (usually one line).
+    // Line by line through the grid. Once the cursor stands on a blank row with nothing below and the
+    // rest of the block holds enough lines to refill the whole region anyway (a flood after a progress
+    // bar), the grid lets go and the rest passes through. A redraw that ends each frame with a line end
+    // (cursor-up progress) keeps the grid: letting go and taking back the region every frame costs more.
     let from = 0;
     for (let lf = block.indexOf('\n'); lf !== -1; lf = block.indexOf('\n', from)) {
       const end = lf > from && block.charCodeAt(lf - 1) === 0x0d ? lf - 1 : lf;
       if (end > from) this.grid.write(block.slice(from, end));
       from = lf + 1;
-      this.newline();
-      if (this.grid === undefined) break;
+      this.grid.newline();
+      this.dirty = true;
+      if (this.grid.atLineStart && holdsLineFeeds(block, from, this.rows)) {
+        this.disengage();
+        break;
+      }
     }
     if (from >= block.length) return;
     const rest = block.slice(from);
@@ -357,4 +363,14 @@ function columnsAtLeast(line: string): number {
   let columns = 0;
   for (const char of line) columns += charWidth(char.codePointAt(0)!);
   return columns;
+}
+
+/** Whether `block` holds at least `count` line feeds from index `from` on. */
+function holdsLineFeeds(block: string, from: number, count: number): boolean {
+  let at = from - 1;
+  for (let seen = 0; seen < count; seen++) {
+    at = block.indexOf('\n', at + 1);
+    if (at === -1) return false;
+  }
+  return true;
 }

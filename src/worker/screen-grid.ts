@@ -58,6 +58,8 @@ const ESC_RI = 0x4d; // M
 /** One screen row. */
 interface Row {
   cells: string[];
+  /** Every cell from this column on is blank: blank rows are told apart without a scan. */
+  extent: number;
   /** Auto-wrap continued this row on the next one: they are one line. */
   continues: boolean;
 }
@@ -324,19 +326,22 @@ export class ScreenGrid {
       const row = this.grid[this.y]!;
       // A wide character that does not fit in the last column blanks it and goes to the next row.
       if (this.x < this.cols) {
-        this.eraseCells(row.cells, this.x, this.cols);
+        this.eraseCells(row, this.x, this.cols);
         row.cells[this.x] = WRAP_SKIP;
+        row.extent = Math.max(row.extent, this.cols);
       }
       row.continues = true;
       this.x = 0;
       this.lineFeed();
     }
-    const cells = this.grid[this.y]!.cells;
+    const row = this.grid[this.y]!;
+    const cells = row.cells;
     const x = this.x;
     if (cells[x] === WIDE_TAIL && x > 0) cells[x - 1] = EMPTY; // overwriting the right half of a wide one
     cells[x] = char;
     if (width === 2) cells[x + 1] = WIDE_TAIL;
     const after = x + width;
+    if (after > row.extent) row.extent = after;
     if (after < this.cols && cells[after] === WIDE_TAIL) cells[after] = EMPTY; // its left half was overwritten
     this.x = after;
   }
@@ -365,6 +370,8 @@ export class ScreenGrid {
     if (blank) {
       cells[from] = TAB_HEAD;
       for (let c = from + 1; c < stop; c++) cells[c] = TAB_FILL;
+      const row = this.grid[this.y]!;
+      if (stop > row.extent) row.extent = stop;
     }
     this.x = stop;
   }
@@ -439,10 +446,10 @@ export class ScreenGrid {
   }
 
   private eraseInLine(mode: number): void {
-    const cells = this.grid[this.y]!.cells;
-    if (mode === 0) this.eraseCells(cells, this.x, this.cols);
-    else if (mode === 1) this.eraseCells(cells, 0, this.x + 1);
-    else if (mode === 2) this.eraseCells(cells, 0, this.cols);
+    const row = this.grid[this.y]!;
+    if (mode === 0) this.eraseCells(row, this.x, this.cols);
+    else if (mode === 1) this.eraseCells(row, 0, this.x + 1);
+    else if (mode === 2) this.eraseCells(row, 0, this.cols);
   }
 
   private eraseInDisplay(mode: number): void {
@@ -466,6 +473,8 @@ export class ScreenGrid {
     this.splitWideAt(cells, this.cols - n); // a wide character pushed half off the row goes
     cells.splice(this.cols - n, n);
     cells.splice(x, 0, ...new Array<string>(n).fill(EMPTY));
+    const row = this.grid[this.y]!;
+    row.extent = Math.min(this.cols, row.extent + n);
   }
 
   private deleteChars(count: number): void {
@@ -490,15 +499,17 @@ export class ScreenGrid {
   private eraseChars(count: number): void {
     const x = this.clampedX();
     this.x = x; // cancels a pending wrap, as xterm does
-    this.eraseCells(this.grid[this.y]!.cells, x, Math.min(this.cols, x + count));
+    this.eraseCells(this.grid[this.y]!, x, Math.min(this.cols, x + count));
   }
 
   /** Blanks cells [from, to), and the other half of a wide character cut at either end. */
-  private eraseCells(cells: string[], from: number, to: number): void {
+  private eraseCells(row: Row, from: number, to: number): void {
+    const cells = row.cells;
     const start = Math.max(0, from);
-    const end = Math.min(this.cols, to);
+    const end = Math.min(this.cols, to, row.extent);
     if (start >= end) return;
     for (let c = start; c < end; c++) cells[c] = EMPTY;
+    if (end >= row.extent) row.extent = start;
     if (start > 0 && isWide(cells[start - 1]!)) cells[start - 1] = EMPTY;
     if (end < this.cols && cells[end] === WIDE_TAIL) cells[end] = EMPTY;
   }
@@ -509,10 +520,10 @@ export class ScreenGrid {
    * that text would lose a row.
    */
   private breakJoinsToBlankRows(): void {
-    if (this.headOfTopLine !== '' && cellsBlank(this.grid[0]!.cells)) this.settleHead();
+    if (this.headOfTopLine !== '' && cellsBlank(this.grid[0]!)) this.settleHead();
     for (let r = 0; r + 1 < this.rowCount; r++) {
       const row = this.grid[r]!;
-      if (row.continues && cellsBlank(this.grid[r + 1]!.cells)) row.continues = false;
+      if (row.continues && cellsBlank(this.grid[r + 1]!)) row.continues = false;
     }
   }
 
@@ -547,7 +558,7 @@ export class ScreenGrid {
 
   private rowBlank(r: number): boolean {
     const row = this.grid[r]!;
-    return !row.continues && cellsBlank(row.cells);
+    return !row.continues && cellsBlank(row);
   }
 
   private rowsBlankFrom(from: number): boolean {
@@ -556,13 +567,17 @@ export class ScreenGrid {
   }
 
   private blankRow(): Row {
-    return { cells: new Array<string>(this.cols).fill(EMPTY), continues: false };
+    return { cells: new Array<string>(this.cols).fill(EMPTY), extent: 0, continues: false };
   }
 }
 
 /** True when no cell holds anything. */
-function cellsBlank(cells: string[]): boolean {
-  for (const cell of cells) if (cell !== EMPTY && cell !== WRAP_SKIP) return false;
+function cellsBlank(row: Row): boolean {
+  const cells = row.cells;
+  for (let c = 0; c < row.extent; c++) {
+    const cell = cells[c];
+    if (cell !== EMPTY && cell !== WRAP_SKIP) return false;
+  }
   return true;
 }
 
