@@ -160,7 +160,15 @@ describe('output model: overwrite semantics', () => {
     expect(p.model.alternateScreen).toBe(false);
   });
 
-  it('plain output after a redraw goes back to the fast path and stays exact', () => {
+  it('a read of plain lines after a redraw goes back to the fast path; single lines keep the grid', () => {
+    const flood = pipeline(40, 160);
+    flood.push('50%\r100%\r\n');
+    expect(flood.model.engaged).toBe(true);
+    flood.push('one line\r\n');
+    expect(flood.model.engaged).toBe(true);
+    flood.push(Array.from({ length: 17 }, (_, i) => `log line ${i}\r\n`).join(''));
+    expect(flood.model.engaged).toBe(false);
+    expect(flood.text().split('\n').slice(0, 3)).toEqual(['100%', 'one line', 'log line 0']);
     const p = pipeline(4, 20);
     p.push('50%\r100%\r\n');
     const block = Array.from({ length: 30 }, (_, i) => `line ${i}`).join('\r\n');

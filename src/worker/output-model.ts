@@ -8,8 +8,7 @@
  * erase, line insert/delete) engages the grid (screen-grid.ts): the newest lines are taken back from
  * the scrollback and replayed into a `rows × cols` grid, which from then on receives the output. Lines
  * that scroll off its top are committed to the scrollback and never change again. When a block of
- * plain lines arrives that refills the whole region while the cursor stands at the start of a blank row
- * with nothing below, the grid commits what is above it and plain output passes through again, so a
+ * many plain lines arrives while the cursor stands at the start of a blank row with nothing below, the grid commits what is above it and plain output passes through again, so a
  * flood after a progress bar is back on the fast path within one read.
  *
  * Readers see the grid through {@link sync}: the scrollback then holds the grid's lines provisionally
@@ -58,6 +57,14 @@ const LETTER_L = 0x6c;
  */
 const REWRITES_KEPT = 64;
 
+/**
+ * Line feeds in the rest of a block that make the grid let go (fewer when the screen has fewer rows).
+ * A redraw's blocks hold one line each (its lines are cut apart by `\r` and erase sequences); a read of
+ * plain output holds dozens. Taking the region back later replays at most `rows` lines, so letting go
+ * for a block this long costs at most `rows / PLAIN_BLOCK_LINES` times its text.
+ */
+const PLAIN_BLOCK_LINES = 16;
+
 /** A first retracted line longer than this many screens is replayed from its last screens only. */
 const LONG_LINE_SCREENS = 2;
 
@@ -103,6 +110,11 @@ export class OutputModel implements Omit<SanitizerSink, 'osc'> {
     this.ring = options.ring;
     this.live = options.live;
     this.maxLineChars = options.maxLineChars;
+  }
+
+  /** Whether the grid is engaged (false: plain output passes straight through to the scrollback). */
+  get engaged(): boolean {
+    return this.grid !== undefined;
   }
 
   /** Whether a full-screen program has the alternate screen. */
@@ -158,8 +170,8 @@ export class OutputModel implements Omit<SanitizerSink, 'osc'> {
       return;
     }
     // Line by line through the grid. Once the cursor stands on a blank row with nothing below and the
-    // rest of the block holds enough lines to refill the whole region anyway (a flood after a progress
-    // bar), the grid lets go and the rest passes through. A redraw that ends each frame with a line end
+    // rest of the block holds many lines (a flood after a progress bar, see PLAIN_BLOCK_LINES), the
+    // grid lets go and the rest passes through. A redraw that ends each frame with a line end
     // (cursor-up progress) keeps the grid: letting go and taking back the region every frame costs more.
     let from = 0;
     for (let lf = block.indexOf('\n'); lf !== -1; lf = block.indexOf('\n', from)) {
@@ -168,7 +180,7 @@ export class OutputModel implements Omit<SanitizerSink, 'osc'> {
       from = lf + 1;
       this.grid.newline();
       this.dirty = true;
-      if (this.grid.atLineStart && holdsLineFeeds(block, from, this.rows)) {
+      if (this.grid.atLineStart && holdsLineFeeds(block, from, Math.min(this.rows, PLAIN_BLOCK_LINES))) {
         this.disengage();
         break;
       }
