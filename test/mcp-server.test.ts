@@ -88,8 +88,11 @@ describe('terminal MCP server', () => {
     expect(unknown.isError).toBe(true);
     expect(unknown.structuredContent).toBeUndefined();
     expect(textOf(unknown)).toMatch(/^unknown PTY session: shell-7\. Call terminal_list/);
-    const missing = await client.callTool({ name: 'terminal_send', arguments: { sessionId: 'shell-7' } });
-    expect(textOf(missing)).toMatch(/"text" is required/);
+    const badKeys = await client.callTool({
+      name: 'terminal_send',
+      arguments: { sessionId: 'shell-7', keys: 'Enter' },
+    });
+    expect(textOf(badKeys)).toMatch(/"keys" must be a list of key names/);
     const noArgs = await client.callTool({ name: 'terminal_signal' });
     expect(textOf(noArgs)).toMatch(/"sessionId" is required; "signal" is required/);
   });

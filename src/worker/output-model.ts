@@ -1,6 +1,7 @@
 /**
  * The output model (SPEC §4.3): what the model reads is what a person would see. It sits between the
- * sanitizer and the scrollback (and the live stream).
+ * sanitizer and the scrollback. (The live stream gets the sanitized stream as it comes, `\r` rewrites
+ * included: a person watching sees it scroll by, so it needs no model.)
  *
  * Plain output — text and line ends, which is what a flood is — passes straight through to the
  * scrollback, whose newest lines are then exactly the live region a terminal shows (the cursor at the
@@ -25,22 +26,12 @@ import type { LineRing } from './line-ring.js';
 import type { SanitizerSink } from './sanitizer.js';
 import { ScreenGrid } from './screen-grid.js';
 
-/** Where committed lines go besides the scrollback: the live stream (optional). */
-export interface CommittedOutputSink {
-  text(s: string): void;
-  newline(): void;
-  rewriteLine(): void;
-  textBlock(block: string, ascii: boolean): void;
-}
-
 /** Options of {@link OutputModel}. */
 export interface OutputModelOptions {
   rows: number;
   cols: number;
   /** The scrollback. */
   ring: LineRing;
-  /** The live stream, if any. */
-  live?: CommittedOutputSink;
   /** Most characters of one line the grid holds while its head scrolled off (the session's `maxReadBytes`). */
   maxLineChars: number;
 }
@@ -76,7 +67,6 @@ export class OutputModel implements Omit<SanitizerSink, 'osc'> {
   private rows: number;
   private cols: number;
   private readonly ring: LineRing;
-  private readonly live: CommittedOutputSink | undefined;
   private readonly maxLineChars: number;
   /** The engaged grid, or undefined while output passes through. */
   private grid: ScreenGrid | undefined;
@@ -95,10 +85,6 @@ export class OutputModel implements Omit<SanitizerSink, 'osc'> {
   private ringHoldsShown = false;
   /** The grid changed since the last {@link sync}. */
   private dirty = false;
-  /** Lines from this sequence number on were not yet sent to the live stream (they were retracted). */
-  private liveFrom = 0;
-  /** Replaying retracted lines: their commits are not news for the live stream. */
-  private replaying = false;
   private alternate = false;
   /** Counts rewrites; `rewriteSeqs[k]` is the first line rewritten by rewrite `rewriteCount - n + k`. */
   private rewriteCount = 0;
@@ -108,7 +94,6 @@ export class OutputModel implements Omit<SanitizerSink, 'osc'> {
     this.rows = options.rows;
     this.cols = options.cols;
     this.ring = options.ring;
-    this.live = options.live;
     this.maxLineChars = options.maxLineChars;
   }
 
@@ -144,7 +129,6 @@ export class OutputModel implements Omit<SanitizerSink, 'osc'> {
     if (this.alternate) return;
     if (this.grid === undefined) {
       this.ring.text(s);
-      this.live?.text(s);
       return;
     }
     this.grid.write(s);
@@ -155,7 +139,6 @@ export class OutputModel implements Omit<SanitizerSink, 'osc'> {
     if (this.alternate) return;
     if (this.grid === undefined) {
       this.ring.newline();
-      this.live?.newline();
       return;
     }
     this.grid.newline();
@@ -166,7 +149,6 @@ export class OutputModel implements Omit<SanitizerSink, 'osc'> {
     if (this.alternate) return;
     if (this.grid === undefined) {
       this.ring.textBlock(block, ascii, lineFeeds);
-      this.live?.textBlock(block, ascii);
       return;
     }
     // Line by line through the grid. Once the cursor stands on a blank row with nothing below and the
@@ -296,8 +278,6 @@ export class OutputModel implements Omit<SanitizerSink, 'osc'> {
     ring.retract(this.baseSeq);
     this.shown = lines.slice();
     this.ringHoldsShown = false;
-    this.liveFrom = head;
-    if (lines[lines.length - 1] !== '') this.live?.rewriteLine();
     const grid = new ScreenGrid({
       rows: this.rows,
       cols: this.cols,
@@ -305,7 +285,6 @@ export class OutputModel implements Omit<SanitizerSink, 'osc'> {
       maxLineChars: this.maxLineChars,
     });
     this.grid = grid;
-    this.replaying = true;
     for (let k = 0; k < lines.length; k++) {
       let line = lines[k]!;
       const screen = this.rows * this.cols;
@@ -321,7 +300,6 @@ export class OutputModel implements Omit<SanitizerSink, 'osc'> {
       grid.write(line);
       if (k < lines.length - 1) grid.newline();
     }
-    this.replaying = false;
     this.dirty = true;
     return grid;
   }
@@ -351,10 +329,6 @@ export class OutputModel implements Omit<SanitizerSink, 'osc'> {
     if (before !== undefined && this.shown.length > 0 && before !== line) this.noteRewrite(this.baseSeq);
     this.ring.text(line);
     this.ring.newline();
-    if (!this.replaying && this.live !== undefined && this.baseSeq >= this.liveFrom) {
-      this.live.text(line);
-      this.live.newline();
-    }
     this.baseSeq += 1;
   }
 

@@ -104,7 +104,6 @@ export class SessionCore {
       rows: spec.rows,
       cols: spec.cols,
       ring: this.scrollback,
-      live,
       maxLineChars: config.maxReadBytes,
     });
     this.outputWindow = new OutputWindow(this.scrollback, this.outputModel);
@@ -118,23 +117,38 @@ export class SessionCore {
     });
     const sendSink = (): SendOperation | undefined => this.active?.op ?? this.startup;
     const model = this.outputModel;
-    // The output model feeds the scrollback and the live stream; the send sees the stream itself.
+    // The output model feeds the scrollback. The send and the live stream see the stream itself (the
+    // live stream not while a full-screen program redraws: its screen is in the send's result).
+    // A rewrite of a line the live stream left empty is no news (readline's CR after a command line).
+    let liveLineOpen = false;
     this.sink = {
       text: (s) => {
         model.text(s);
         sendSink()?.text(s);
+        if (model.alternateScreen) return;
+        this.live?.text(s);
+        liveLineOpen = true;
       },
       newline: () => {
         model.newline();
         sendSink()?.newline();
+        if (model.alternateScreen) return;
+        this.live?.newline();
+        liveLineOpen = false;
       },
       rewriteLine: () => {
         model.rewriteLine();
         sendSink()?.rewriteLine();
+        if (model.alternateScreen || !liveLineOpen) return;
+        this.live?.rewriteLine();
+        liveLineOpen = false;
       },
       textBlock: (block, ascii, lineFeeds) => {
         model.textBlock(block, ascii, lineFeeds);
         sendSink()?.textBlock(block);
+        if (model.alternateScreen) return;
+        this.live?.textBlock(block, ascii);
+        liveLineOpen = block.charCodeAt(block.length - 1) !== 0x0a;
       },
       osc: (payload) => {
         if (model.alternateScreen && parseOwnedMarker(payload, this.nonce) !== undefined)
