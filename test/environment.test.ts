@@ -324,12 +324,13 @@ describe('buildShellEnvironment', () => {
   it('layers host < caller < fixed < marker', () => {
     const env = buildShellEnvironment(
       { PATH: '/host', TERM: 'xterm-256color', PAGER: 'less', PS1: 'host> ', EDITOR: 'vi' },
-      { PATH: '/caller', TERM: 'xterm', PROMPT_COMMAND: 'caller', FOO: 'bar' },
+      { PATH: '/caller', TERM: 'vt100', PROMPT_COMMAND: 'caller', FOO: 'bar' },
       marker,
     );
     expect(env).toEqual({
       PATH: '/caller',
-      TERM: 'dumb',
+      TERM: 'xterm-256color',
+      NO_COLOR: '1',
       PAGER: 'cat',
       GIT_PAGER: 'cat',
       PS1: '$ ',
@@ -361,7 +362,7 @@ describe('buildShellEnvironment', () => {
       { LATER: undefined as unknown as string },
       { GONE: undefined as unknown as string },
     );
-    expect(Object.keys(env).sort()).toEqual(['GIT_PAGER', 'PAGER', 'PATH', 'TERM']);
+    expect(Object.keys(env).sort()).toEqual(['GIT_PAGER', 'NO_COLOR', 'PAGER', 'PATH', 'TERM']);
   });
 
   it('keeps a variable named __proto__ as an ordinary entry', () => {

@@ -92,6 +92,11 @@ describe('terminal MCP server', () => {
     expect(textOf(unknown)).toMatch(/^unknown PTY session: shell-7\. Call terminal_list/);
     const missing = await client.callTool({ name: 'terminal_send', arguments: { text: 'ls' } });
     expect(textOf(missing)).toMatch(/"sessionId" is required/);
+    const badKeys = await client.callTool({
+      name: 'terminal_send',
+      arguments: { sessionId: 'shell-7', keys: 'Enter' },
+    });
+    expect(textOf(badKeys)).toMatch(/"keys" must be a list of key names/);
     const noArgs = await client.callTool({ name: 'terminal_signal' });
     expect(textOf(noArgs)).toMatch(/"sessionId" is required; "signal" is required/);
   });

@@ -55,7 +55,7 @@ const KEPT_LOOKALIKES: Record<string, string> = {
 };
 
 /** Host values the fixed terminal variables must override. */
-const OVERRIDDEN: Record<string, string> = { TERM: 'xterm-256color', PAGER: 'less', GIT_PAGER: 'less -R' };
+const OVERRIDDEN: Record<string, string> = { TERM: 'vt100', PAGER: 'less', GIT_PAGER: 'less -R' };
 
 let saved: Map<string, string | undefined>;
 
@@ -110,7 +110,7 @@ describe.runIf(process.platform === 'linux')('session environment', () => {
       expect(env.get('PATH')).toBe(process.env.PATH);
       expect(env.get('HOME')).toBe(process.env.HOME);
       for (const [name, value] of Object.entries(KEPT)) expect(env.get(name), name).toBe(value);
-      expect(env.get('TERM')).toBe('dumb');
+      expect(env.get('TERM')).toBe('xterm-256color');
       expect(env.get('PAGER')).toBe('cat');
       expect(env.get('GIT_PAGER')).toBe('cat');
     }
@@ -151,7 +151,7 @@ describe.runIf(process.platform === 'linux')('session environment', () => {
         PTY_TEST_HARMLESS: 'from-caller',
         GITHUB_TOKEN: 'explicit-by-caller',
         PTY_TEST_CALLER_ONLY: 'yes',
-        TERM: 'xterm',
+        TERM: 'vt100',
         PAGER: 'more',
       },
     });
@@ -159,7 +159,7 @@ describe.runIf(process.platform === 'linux')('session environment', () => {
     expect(vars.get('PTY_TEST_HARMLESS')).toBe('from-caller');
     expect(vars.get('GITHUB_TOKEN')).toBe('explicit-by-caller');
     expect(vars.get('PTY_TEST_CALLER_ONLY')).toBe('yes');
-    expect(vars.get('TERM')).toBe('dumb');
+    expect(vars.get('TERM')).toBe('xterm-256color');
     expect(vars.get('PAGER')).toBe('cat');
     // Only the variable the caller named comes through: the other host credentials stay dropped.
     expect(vars.has('OPENAI_API_KEY')).toBe(false);

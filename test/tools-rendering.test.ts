@@ -67,7 +67,7 @@ describe('tool definitions', () => {
       required: string[];
       properties: Record<string, unknown>;
     };
-    expect(send.required).toEqual(['sessionId']);
+    expect(send.required).toEqual(['sessionId']); // text, keys or neither (a wait)
     expect(send.properties.submit).toMatchObject({ type: 'boolean', default: true });
     expect(send.properties.timeoutMs).toMatchObject({ type: 'integer', exclusiveMinimum: 0 });
     expect(send.properties.waitFor).toMatchObject({ type: 'string', minLength: 1 });
@@ -230,6 +230,20 @@ describe('terminal_send', () => {
     session.holdSends.open();
     await running;
     expect(session.outputListeners.size).toBe(0);
+  });
+
+  it("passes keys through and renders a full-screen program's screen with its cursor", async () => {
+    const { id, session } = await open();
+    const screen = { lines: ['hello', '~', '~', '', ''], cursor: { row: 0, col: 4 } };
+    session.script = () => ({ viewport: '', exitCode: undefined, screen, elapsedMs: 3 });
+    const outcome = await ok('terminal_send', { sessionId: id, keys: ['Escape', { text: ':w' }, 'Enter'] });
+    expect(outcome.text).toBe(
+      '[screen: a full-screen program owns the terminal; cursor at row 1, column 5; answer it with keys]\n' +
+        'hello\n~\n~\n[wait: stdin_read]\n[session: running]',
+    );
+    expect(outcome.json).toMatchObject({ screen });
+    expect(session.sends[0]).toMatchObject({ keys: ['Escape', { text: ':w' }, 'Enter'] });
+    expect(session.sends[0]?.text).toBeUndefined();
   });
 
   it('says that inferred_idle and timeout do not prove the command finished, and omits an unknown exit', async () => {
@@ -417,6 +431,9 @@ describe('invalid calls give errors that say what to do instead', () => {
     );
     expect((await failing('terminal_send', { sessionId: id, waitFor: 5 })).text).toMatch(
       /"waitFor" must be a regular expression as a string/,
+    );
+    expect((await failing('terminal_send', { sessionId: id, keys: 'Enter' })).text).toMatch(
+      /"keys" must be a list of key names/,
     );
     expect((await failing('terminal_signal', { sessionId: id, signal: 'SIGSTOP' })).text).toMatch(
       /"signal" must be one of SIGINT, SIGTERM, SIGKILL, SIGTSTP, SIGHUP \(SIGINT to interrupt, like Ctrl-C\)/,

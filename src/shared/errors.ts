@@ -41,6 +41,10 @@ export type TerminalErrorCode =
   | 'CLEANUP_FAILED'
   /** The shell's launcher could not join the session's cgroup; the shell was never run (uncontained). */
   | 'CONTAINMENT_FAILED'
+  /** A `keys` send named a key that does not exist (the message lists the valid names). */
+  | 'UNKNOWN_KEY'
+  /** A `keys` send was refused by policy (`C-c` while no full-screen program owns the terminal). */
+  | 'KEY_REFUSED'
   /** The operation was aborted by the caller. */
   | 'ABORTED'
   /** The link to an execution world (SPEC §10) closed, was cut or stopped answering; the call's outcome is unknown. */

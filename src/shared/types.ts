@@ -2,6 +2,9 @@
  * Public types of the engine API (SPEC §5). Shared by the host thread and the engine threads; no
  * runtime code lives here.
  */
+import type { SendKey } from './keys.js';
+
+export type { SendKey } from './keys.js';
 
 /** Shell dialect: decides the default shell and how the prompt marker is installed. */
 export type Dialect = 'bash' | 'pwsh';
@@ -89,8 +92,15 @@ export interface SpawnOptions {
 export interface SendRequest {
   /** Text to type (optional: no input = wait only). */
   text?: string;
-  /** Press Enter after the text (default true; ignored without text). */
+  /** Press Enter after the text (default true; ignored without text, and for a `keys` send). */
   submit?: boolean;
+  /**
+   * Instead of `text`: an ordered list of tmux `send-keys` names (`Enter`, `Escape`, `Tab`, `BSpace`,
+   * `Up`, `C-x`, `M-x`, `F1` …) and `{ text }` literals, encoded for the terminal's current modes. No
+   * Enter is added. Unknown names are refused (`UNKNOWN_KEY`); `C-c` only reaches a full-screen program
+   * (`KEY_REFUSED` otherwise: interrupt with `signal`).
+   */
+  keys?: SendKey[];
   /** This send's wait bound in ms (default config `timeoutMs`, at most `maxTimeoutMs`). */
   timeoutMs?: number;
   /**
@@ -100,6 +110,14 @@ export interface SendRequest {
   waitFor?: string;
   /** Aborting ends only the wait: the send settles as `running`, nothing is signalled. */
   signal?: AbortSignal;
+}
+
+/** The rendered screen of a full-screen program (SPEC §4.3). */
+export interface TerminalScreen {
+  /** `rows` lines as the screen shows them, trailing blanks trimmed. */
+  lines: string[];
+  /** Cursor position, 0-based. */
+  cursor: { row: number; col: number };
 }
 
 /** What holds the terminal's foreground when a send settles. */
@@ -122,6 +140,8 @@ export interface TerminalSendResult {
   cwd?: string;
   /** What holds the terminal when the send settled (`bash` at its prompt, `python3` at `>>>`). */
   foreground?: ForegroundProcess;
+  /** The rendered screen, present while a full-screen program (alternate screen) owns the terminal. */
+  screen?: TerminalScreen;
   /** Whether the shell is still alive. */
   sessionStatus: SessionStatus;
   /** True when `viewport` dropped older output to stay within `maxReadBytes`. */

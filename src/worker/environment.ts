@@ -196,10 +196,22 @@ export const CREDENTIAL_RULES: readonly CredentialRule[] = [
   },
 ];
 
-/** Variables every session gets, overriding host and caller: no pagers, no terminal capabilities. */
+/**
+ * The terminal type sessions announce (README, "Output"): xterm with 256 colours, which is what the
+ * session's screen model (@xterm/headless) emulates. Full-screen programs need cursor addressing and
+ * the alternate screen to render (`vim`, `nano`, `top`, `htop`; `less` warns "terminal is not fully
+ * functional" on `dumb`), and readline and zsh redraw long lines with cursor moves, which the output
+ * model resolves. Colours are asked off with {@link FIXED_SHELL_VARIABLES}' `NO_COLOR`; what a program
+ * prints anyway is removed by the output model, so the text read is colourless either way.
+ */
+export const SESSION_TERM = 'xterm-256color';
+
+/** Variables every session gets, overriding host and caller: no pagers, a capable terminal, no colours. */
 export const FIXED_SHELL_VARIABLES: Readonly<Record<string, string>> = Object.freeze({
-  /** A dumb terminal: programs avoid cursor addressing and colours the sanitizer would strip anyway. */
-  TERM: 'dumb',
+  /** See {@link SESSION_TERM}. */
+  TERM: SESSION_TERM,
+  /** The no-color.org convention: programs that honour it print no colour (the rest are stripped). */
+  NO_COLOR: '1',
   /** A pager would block a send on `(END)` until someone presses `q`. */
   PAGER: 'cat',
   /** git ignores `PAGER` when `GIT_PAGER` is set in the host environment. */

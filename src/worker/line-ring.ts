@@ -184,6 +184,39 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
     this.openTrimmed = false;
   }
 
+  /** Sequence number of the oldest completed line held. */
+  get oldestSeq(): number {
+    return this.firstSeq;
+  }
+
+  /**
+   * The lines from sequence number `fromSeq` on (those still held), oldest first, the open line last.
+   * The output model reads the newest lines back when it rebuilds its live region from them.
+   */
+  linesFrom(fromSeq: number): string[] {
+    const lines: string[] = [];
+    for (let i = Math.max(0, fromSeq - this.firstSeq); i < this.count; i++)
+      lines.push(this.decode(this.lineStart(i), this.lineContentEnd(i)));
+    lines.push(this.openLine());
+    return lines;
+  }
+
+  /**
+   * Takes back the lines from sequence number `fromSeq` on, completed ones and the open line: what
+   * follows is appended as if they had never arrived. Lines of the live region (SPEC §4.3) are held
+   * here until they scroll off, and the output model retracts them when the screen changes them.
+   */
+  retract(fromSeq: number): void {
+    const keep = Math.min(this.count, Math.max(0, fromSeq - this.firstSeq));
+    if (keep < this.count) {
+      this.openStart = this.lineStart(keep);
+      this.countedEnd = this.lineCounted[this.slot(keep)]!;
+      this.count = keep;
+    }
+    this.writeEnd = this.openStart;
+    this.openTrimmed = false;
+  }
+
   /** A carriage-return rewrite: clears the open line (what follows replaces it). */
   rewriteLine(): void {
     this.writeEnd = this.openStart;

@@ -4,6 +4,7 @@
  * of every line, so a flood pays for one ring, not two.
  */
 import type { LineRing } from './line-ring.js';
+import type { OutputModel } from './output-model.js';
 
 /** A position in the output stream. */
 export interface OutputMark {
@@ -11,6 +12,8 @@ export interface OutputMark {
   readonly seq: number;
   /** That line's content at the mark: output from before the mark, not part of what follows it. */
   readonly prefix: string;
+  /** The output model's rewrite count at the mark: lines redrawn since then are read again. */
+  readonly epoch: number;
 }
 
 /** Text since a mark. */
@@ -25,7 +28,10 @@ export interface OutputSince {
 
 /** Reads output since marks from the session's scrollback. */
 export class OutputWindow {
-  constructor(private readonly ring: LineRing) {}
+  constructor(
+    private readonly ring: LineRing,
+    private readonly model?: OutputModel,
+  ) {}
 
   /** True when the output ends in an unterminated line with text on it (a prompt, a partial line). */
   endsInPartialLine(): boolean {
@@ -34,7 +40,8 @@ export class OutputWindow {
 
   /** The current end of the output. */
   mark(): OutputMark {
-    return { seq: this.ring.headSeq, prefix: this.ring.openLine() };
+    this.model?.sync();
+    return this.markNow();
   }
 
   /**
@@ -42,16 +49,24 @@ export class OutputWindow {
    * where the mark left it — unless a carriage-return rewrite replaced it since, then in full.
    */
   since(mark: OutputMark, maxBytes: number): OutputSince {
-    const delta = this.ring.readSince(mark.seq, maxBytes + Buffer.byteLength(mark.prefix));
+    this.model?.sync();
+    // A line of the live region redrawn since the mark (multi-line progress) is read again in full.
+    const rewritten = this.model?.rewrittenSince(mark.epoch) ?? Number.POSITIVE_INFINITY;
+    const fromSeq = Math.min(mark.seq, rewritten);
+    const prefix = fromSeq < mark.seq ? '' : mark.prefix;
+    const delta = this.ring.readSince(fromSeq, maxBytes + Buffer.byteLength(prefix));
     let text = delta.text;
     let truncated = delta.truncated;
-    if (mark.prefix !== '' && !truncated && text.startsWith(mark.prefix))
-      text = text.slice(mark.prefix.length);
+    if (prefix !== '' && !truncated && text.startsWith(prefix)) text = text.slice(prefix.length);
     if (Buffer.byteLength(text) > maxBytes) {
       text = keepTail(text, maxBytes);
       truncated = true;
     }
-    return { text, truncated, next: { seq: delta.nextSeq, prefix: this.ring.openLine() } };
+    return { text, truncated, next: this.markNow() };
+  }
+
+  private markNow(): OutputMark {
+    return { seq: this.ring.headSeq, prefix: this.ring.openLine(), epoch: this.model?.rewriteEpoch ?? 0 };
   }
 }
 

@@ -20,7 +20,9 @@
  * - LF, VT, FF end the line; a CR is held until the next character that decides it: LF (and further CRs
  *   or escape sequences in between) makes one newline, printable text makes a `rewriteLine()` first
  *   (so an OSC between a CR and the text that replaces the line reaches the sink before the rewrite).
- * - TAB is text; every other C0 control, DEL and the remaining C1 controls are dropped.
+ * - TAB is text; BS and the CSI/ESC sequences that move the cursor or edit the screen go to a sink that
+ *   models the screen (the optional `backspace`, `csi`, `escape`); every other C0 control, DEL, SGR and
+ *   the remaining C1 controls are dropped.
  *
  * Not reentrant: a sink must not call `push` on the sanitizer that is calling it.
  */
@@ -51,6 +53,19 @@ export interface SanitizerSink {
   textBlock(block: string, ascii: boolean, lineFeeds?: LineFeeds): void;
   /** A complete OSC payload (between `ESC ]` and BEL or `ESC \`), in stream order relative to text. */
   osc(payload: string): void;
+  /**
+   * Cursor and screen edits, for a sink that models the screen (output-model.ts); others omit them and
+   * the edits are dropped. A CR waiting to be decided is decided first: `rewriteLine()` precedes these.
+   */
+  /** BS: the cursor moves left one column. */
+  backspace?(): void;
+  /**
+   * A complete CSI sequence other than SGR: `params` holds its parameter and intermediate characters
+   * (private markers such as `?` included), `final` its final byte.
+   */
+  csi?(params: string, final: number): void;
+  /** A two-character escape `ESC final` (`ESC 7`, `ESC 8`, `ESC M` …), no intermediates. */
+  escape?(final: number): void;
 }
 
 /** Options of {@link OutputSanitizer}. */
@@ -82,12 +97,14 @@ type Mode = (typeof Mode)[keyof typeof Mode];
 
 // Code units the state machine dispatches on.
 const BEL = 0x07;
+const BS = 0x08;
 const LF = 0x0a;
 const VT = 0x0b; // a terminal moves down a line on VT and FF exactly as on LF
 const FF = 0x0c;
 const CR = 0x0d;
 const ESC = 0x1b;
 const BACKSLASH = 0x5c;
+const LETTER_M = 0x6d;
 const C1_DCS = 0x90;
 const C1_SOS = 0x98;
 const C1_CSI = 0x9b;
@@ -153,6 +170,8 @@ export class OutputSanitizer {
   private crPending = false;
   /** The high half of a surrogate pair that ended the previous chunk (or ''). */
   private heldHigh = '';
+  /** Parameter and intermediate characters of the CSI being read (collected only for a screen sink). */
+  private csiParams = '';
 
   constructor(options: OutputSanitizerOptions) {
     const { maxPendingChars } = options;
@@ -181,13 +200,13 @@ export class OutputSanitizer {
           i = this.ground(chunk, i, sink);
           break;
         case Mode.Escape:
-          i = this.escape(chunk, i);
+          i = this.escape(chunk, i, sink);
           break;
         case Mode.EscapeIntermediate:
           i = this.escapeIntermediate(chunk, i);
           break;
         case Mode.Csi:
-          i = this.csi(chunk, i);
+          i = this.csi(chunk, i, sink);
           break;
         case Mode.Osc:
           i = this.osc(chunk, i, sink);
@@ -355,13 +374,19 @@ export class OutputSanitizer {
       case C1_APC:
         this.begin(Mode.Str);
         return;
+      case BS:
+        if (sink.backspace !== undefined) {
+          this.decideCr(sink);
+          sink.backspace();
+        }
+        return;
       default:
-        return; // BEL, BS, NUL, DEL, stray ST and other noise
+        return; // BEL, NUL, DEL, stray ST and other noise
     }
   }
 
   /** After ESC: the next character selects the kind of sequence. */
-  private escape(chunk: string, i: number): number {
+  private escape(chunk: string, i: number, sink: SanitizerSink): number {
     const code = chunk.charCodeAt(i);
     switch (code) {
       case 0x5b: // [
@@ -383,7 +408,12 @@ export class OutputSanitizer {
     }
     this.finish();
     // A final byte completes a two-character escape; anything else abandons the ESC and is read anew.
-    return code >= 0x30 && code <= 0x7e ? i + 1 : i;
+    if (code < 0x30 || code > 0x7e) return i;
+    if (sink.escape !== undefined) {
+      this.decideCr(sink);
+      sink.escape(code);
+    }
+    return i + 1;
   }
 
   /** `ESC` + intermediates: waits for the final byte (e.g. `B` of `ESC ( B`). */
@@ -397,15 +427,32 @@ export class OutputSanitizer {
   }
 
   /** CSI parameters and intermediates, then the final byte. */
-  private csi(chunk: string, start: number): number {
+  private csi(chunk: string, start: number, sink: SanitizerSink): number {
     const stop = skipRange(chunk, start, 0x20, 0x3f);
     this.grow(stop - start);
+    const collect = sink.csi !== undefined && !this.discarding;
+    if (collect && stop > start) this.csiParams += chunk.slice(start, stop);
     if (stop === chunk.length) return stop;
     const code = chunk.charCodeAt(stop);
+    const params = this.csiParams;
+    const complete = collect && code >= 0x40 && code <= 0x7e;
     this.finish();
     // Not a final byte (a control, ESC, a non-ASCII character): the sequence is malformed; the
     // character is read again in ground state so text and line ends are never swallowed.
-    return code >= 0x40 && code <= 0x7e ? stop + 1 : stop;
+    if (code < 0x40 || code > 0x7e) return stop;
+    // SGR (colors) changes no cell a reader sees: not passed on.
+    if (complete && code !== LETTER_M) {
+      this.decideCr(sink);
+      sink.csi!(params, code);
+    }
+    return stop + 1;
+  }
+
+  /** A pending CR is decided by a cursor or screen edit: the carriage return happens first. */
+  private decideCr(sink: SanitizerSink): void {
+    if (!this.crPending) return;
+    this.crPending = false;
+    sink.rewriteLine();
   }
 
   /** OSC payload up to its terminator. */
@@ -524,6 +571,7 @@ export class OutputSanitizer {
     this.seqLength = 0;
     this.discarding = false;
     if (this.oscParts.length > 0) this.oscParts = [];
+    if (this.csiParams !== '') this.csiParams = '';
   }
 }
 

@@ -10,6 +10,7 @@ import { threadId } from 'node:worker_threads';
 import * as pty from 'node-pty';
 import { TerminalError } from '../shared/errors.js';
 import { assertInputWithinLimit } from '../shared/input-limit.js';
+import { encodeKeys, validateKeys } from '../shared/keys.js';
 import type { ProcessIdentity } from '../shared/proc-stat.js';
 import type { LaunchInfo, SendSpec, SessionLaunchSpec, ThreadFaultKind } from '../shared/protocol.js';
 import type {
@@ -25,12 +26,13 @@ import type {
   TerminalSendResult,
 } from '../shared/types.js';
 import { type CgroupHome, JOIN_FAILED_EXIT_CODE, type SessionCgroup } from './cgroup.js';
-import { buildShellEnvironment } from './environment.js';
+import { buildShellEnvironment, SESSION_TERM } from './environment.js';
 import { verifiedForegroundGroup } from './foreground-group.js';
 import { LineFeeds } from './line-feeds.js';
 import { LineRing } from './line-ring.js';
 import { LineTextKind, lineTextKind } from './line-text.js';
 import type { LiveOutputPublisher } from './live-output.js';
+import { OutputModel } from './output-model.js';
 import { type OutputMark, OutputWindow } from './output-window.js';
 import { findByNamespacePid, identityOf, readProcStat } from './proc-probe.js';
 import { bashMarkerVariables, createNonce, parseOwnedMarker } from './prompt-marker.js';
@@ -91,6 +93,8 @@ export class SessionCore {
   private readonly prompt: PromptTracker;
   /** Where the previous result's output ended (continuity of output, SPEC §4.2). */
   private resultCursor: OutputMark;
+  /** What a person would see (SPEC §4.3): the live region over the scrollback. */
+  private readonly outputModel: OutputModel;
   private pendingOutput: string[] = [];
   /** Characters in `pendingOutput`. */
   private pendingChars = 0;
@@ -134,7 +138,13 @@ export class SessionCore {
   ) {
     const { config } = spec;
     this.scrollback = new LineRing({ maxLines: config.scrollbackLines, maxBytes: config.scrollbackMaxBytes });
-    this.outputWindow = new OutputWindow(this.scrollback);
+    this.outputModel = new OutputModel({
+      rows: spec.rows,
+      cols: spec.cols,
+      ring: this.scrollback,
+      maxLineChars: config.maxReadBytes,
+    });
+    this.outputWindow = new OutputWindow(this.scrollback, this.outputModel);
     this.resultCursor = this.outputWindow.mark();
     this.prompt = new PromptTracker(this.nonce);
     this.sanitizer = new OutputSanitizer({ maxPendingChars: config.maxReadBytes });
@@ -146,34 +156,53 @@ export class SessionCore {
       this.markExited = resolve;
     });
     const sendSink = (): SendOperation | undefined => this.active?.op ?? this.startup;
+    const model = this.outputModel;
+    // The output model feeds the scrollback. The send and the live stream see the stream itself (the
+    // live stream not while a full-screen program redraws: its screen is in the send's result).
+    // A rewrite of a line the live stream left empty is no news (readline's CR after a command line).
+    let liveLineOpen = false;
     this.sink = {
       text: (s) => {
-        this.scrollback.text(s);
+        model.text(s);
         this.prompt.text(s);
         sendSink()?.text(s);
+        if (model.alternateScreen) return;
         this.live?.text(s);
+        liveLineOpen = true;
       },
       newline: () => {
-        this.scrollback.newline();
+        model.newline();
         this.prompt.newline();
         sendSink()?.newline();
+        if (model.alternateScreen) return;
         this.live?.newline();
+        liveLineOpen = false;
       },
       rewriteLine: () => {
-        this.scrollback.rewriteLine();
+        model.rewriteLine();
         this.prompt.rewriteLine();
         sendSink()?.rewriteLine();
+        if (model.alternateScreen || !liveLineOpen) return;
         this.live?.rewriteLine();
+        liveLineOpen = false;
       },
       textBlock: (block, ascii, lineFeeds) => {
-        this.scrollback.textBlock(block, ascii, lineFeeds);
+        model.textBlock(block, ascii, lineFeeds);
         this.prompt.textBlock(block);
         sendSink()?.textBlock(block);
+        if (model.alternateScreen) return;
         this.live?.textBlock(block, ascii);
+        liveLineOpen = block.charCodeAt(block.length - 1) !== 0x0a;
       },
       osc: (payload) => {
-        if (this.prompt.osc(payload)) sendSink()?.markerArrived();
+        const ours = this.prompt.osc(payload);
+        // The shell's own prompt means a full-screen program that died without leaving is gone.
+        if (ours && model.alternateScreen) model.shellPrompted();
+        if (ours) sendSink()?.markerArrived();
       },
+      backspace: () => model.backspace(),
+      csi: (params, final) => model.csi(params, final),
+      escape: (final) => model.escape(final),
     };
   }
 
@@ -196,7 +225,7 @@ export class SessionCore {
     let term: pty.IPty;
     try {
       term = pty.spawn(spawnFile!, spawnArgs, {
-        name: 'dumb',
+        name: SESSION_TERM,
         cols: spec.cols,
         rows: spec.rows,
         cwd: spec.cwd,
@@ -330,11 +359,20 @@ export class SessionCore {
 
   /**
    * Starts send `id`. Throws INVALID_ARGUMENT for a bad request and SEND_ACTIVE while another send holds
-   * the slot, both before anything is written.
+   * the slot, both before anything is written. `keys` (SPEC §4.3) replaces `text`: checked before
+   * anything is written, encoded for the terminal's modes, no Enter added.
    */
   startSend(id: number, request: SendSpec): void {
     this.assertOpen();
     const plan = planSend(request, this.spec.config);
+    const keys = request.keys;
+    if (keys !== undefined) {
+      validateKeys(keys, this.outputModel.alternateScreen);
+      if (plan.text !== '')
+        throw new TerminalError('INVALID_ARGUMENT', 'a send carries either text or keys, not both');
+      plan.text = encodeKeys(keys, { applicationCursorKeys: this.replier?.applicationCursorKeys ?? false });
+      plan.submit = false;
+    }
     assertInputWithinLimit(plan.text, this.spec.config.maxInputBytes); // the host checked too; never trust one side
     if (this.startup !== undefined) throw new TerminalError('SEND_ACTIVE', 'the session is still starting');
     if (this.active !== undefined) {
@@ -356,9 +394,12 @@ export class SessionCore {
     void op.start();
   }
 
-  /** Result of send `id`. */
-  awaitSend(id: number): Promise<TerminalSendResult> {
-    return this.sendById(id).done;
+  /** Result of send `id`, with the rendered screen while a full-screen program owns the terminal. */
+  async awaitSend(id: number): Promise<TerminalSendResult> {
+    const result = await this.sendById(id).done;
+    if (!this.outputModel.alternateScreen || this.replier === undefined) return result;
+    const screen = await this.replier.renderedScreen();
+    return screen === undefined ? result : { ...result, screen };
   }
 
   /** Output of send `id` since the previous call. */
@@ -378,6 +419,7 @@ export class SessionCore {
 
   /** A page of scrollback. */
   read(request: ReadRequest): ReadResult {
+    this.outputModel.sync();
     return this.scrollback.read(request, this.spec.config.maxReadBytes);
   }
 

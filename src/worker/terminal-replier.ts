@@ -723,6 +723,36 @@ export class TerminalReplier {
     }
   }
 
+  // --- Screen access for full-screen programs (SPEC §4.3); the replier's terminal is the screen model.
+
+  /** Whether the terminal is in application cursor keys mode (DECCKM), as parsed so far. */
+  get applicationCursorKeys(): boolean {
+    return !this.disposed && this.terminal.modes.applicationCursorKeysMode;
+  }
+
+  /**
+   * The screen as rendered once everything fed so far is parsed (held plain output included): `rows`
+   * lines, trailing blanks trimmed, and the cursor. Undefined after {@link dispose}.
+   */
+  async renderedScreen(): Promise<{ lines: string[]; cursor: { row: number; col: number } } | undefined> {
+    // A resize to the current size is queued behind the output: it makes held output be parsed first.
+    if (!this.held.isEmpty) this.resize(this.terminal.cols, this.terminal.rows);
+    await this.whenIdle();
+    if (this.disposed) return undefined;
+    const buffer = this.terminal.buffer.active;
+    const lines: string[] = [];
+    for (let y = 0; y < this.terminal.rows; y++) {
+      // Programs clear with spaces as often as with erase sequences: trailing spaces are blanks too.
+      lines.push(
+        buffer
+          .getLine(buffer.viewportY + y)
+          ?.translateToString(true)
+          .trimEnd() ?? '',
+      );
+    }
+    return { lines, cursor: { row: buffer.cursorY, col: Math.min(buffer.cursorX, this.terminal.cols - 1) } };
+  }
+
   private settleWaiters(): void {
     if (this.idleWaiters.length === 0) return;
     const waiters = this.idleWaiters;

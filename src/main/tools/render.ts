@@ -3,7 +3,7 @@
  * `[exit: <code>]`, `[foreground: <command>]`, `[session: running | exited code=… signal=…]`, and the
  * truncation note.
  */
-import type { ForegroundProcess, SessionStatus, WaitReason } from '../../shared/types.js';
+import type { ForegroundProcess, SessionStatus, TerminalScreen, WaitReason } from '../../shared/types.js';
 
 /**
  * Command names of shells: a foreground that is one of them is the shell itself (at its prompt, its
@@ -86,4 +86,17 @@ export function readCall(sessionId: string, offset: number, count?: number): str
 /** The truncation note: what was dropped, and the call that pages back to it. */
 export function renderTruncated(what: string, sessionId: string, offset: number): string {
   return `[truncated: ${what}; page back with ${readCall(sessionId, offset)}]`;
+}
+
+/**
+ * A full-screen program's screen (SPEC §4.3): a header naming the cursor (1-based, as editors count),
+ * then the screen's lines, trailing blank lines left out.
+ */
+export function renderScreen(screen: TerminalScreen): string {
+  const lines = [...screen.lines];
+  while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  const header =
+    `[screen: a full-screen program owns the terminal; cursor at row ${screen.cursor.row + 1}, ` +
+    `column ${screen.cursor.col + 1}; answer it with keys]`;
+  return [header, ...lines].join('\n');
 }

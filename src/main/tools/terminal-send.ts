@@ -7,9 +7,17 @@
  */
 import { z } from 'zod';
 import { resolveEngineConfig } from '../../shared/config.js';
+import { KEY_NAMES } from '../../shared/keys.js';
 import type { Disposable, SendRequest, TerminalSendResult } from '../../shared/types.js';
 import { LiveLinesBatcher } from './live-lines.js';
-import { renderExit, renderForeground, renderSession, renderTruncated, renderWait } from './render.js';
+import {
+  renderExit,
+  renderForeground,
+  renderScreen,
+  renderSession,
+  renderTruncated,
+  renderWait,
+} from './render.js';
 import { capTail, countLines } from './result-cap.js';
 import { sessionIdArgument, sessionStatusOutput, statusOutput } from './schemas.js';
 import { DEFAULT_MAX_RESULT_BYTES, defineTool, type TerminalToolContext } from './tool.js';
@@ -37,7 +45,10 @@ export const terminalSend = defineTool({
     'the terminal, and [session: running|exited …]. Start servers and watchers with waitFor (e.g. ' +
     'waitFor "Serving HTTP on|Listening on") so the call returns once they are up. Send one command, or ' +
     'one line of input for the running program, per call. To interrupt a program use terminal_signal ' +
-    'SIGINT (do not type control characters).',
+    'SIGINT (do not type control characters). ' +
+    'Full-screen programs (vim, nano, less, top, htop) return their rendered [screen: …] instead of ' +
+    'output; drive them with keys instead of text, e.g. leave vim with ["Escape", {"text": ":wq"}, ' +
+    '"Enter"], save and leave nano with ["C-o", "Enter", "C-x"], quit less with ["q"].',
   hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   input: z.strictObject({
     sessionId: sessionIdArgument,
@@ -71,6 +82,16 @@ export const terminalSend = defineTool({
           'syntax: no backreferences or lookaround), e.g. "Serving HTTP on|Listening on|ready in". Use it ' +
           'for servers and watchers that never return to the prompt.',
       ),
+    keys: z
+      .array(z.union([z.string(), z.strictObject({ text: z.string() })]), {
+        error: 'must be a list of key names and {"text": "..."} literals',
+      })
+      .optional()
+      .describe(
+        `Instead of text: keys pressed in order, as tmux send-keys names (${KEY_NAMES.join(', ')}) or ` +
+          '{"text": "..."} for literal text. No Enter is added. C-c is only sent to a full-screen ' +
+          'program; to interrupt a command use terminal_signal.',
+      ),
   }),
   output: z.strictObject({
     output: z.string(),
@@ -81,11 +102,22 @@ export const terminalSend = defineTool({
     sessionStatus: sessionStatusOutput,
     truncated: z.boolean(),
     elapsedMs: z.number(),
+    screen: z
+      .strictObject({
+        lines: z.array(z.string()),
+        cursor: z.strictObject({ row: z.number().int(), col: z.number().int() }),
+      })
+      .optional(),
   }),
   async run(args, ctx) {
     const wait = waitBound(args.timeoutMs, ctx.maxWaitMs);
     const request: SendRequest = {
-      ...(args.text === undefined ? {} : { text: args.text, submit: args.submit }),
+      // keys, or text (+ Enter unless submit is false), or neither: a wait that types nothing.
+      ...(args.keys !== undefined
+        ? { keys: args.keys }
+        : args.text === undefined
+          ? {}
+          : { text: args.text, submit: args.submit }),
       ...(wait.timeoutMs === undefined ? {} : { timeoutMs: wait.timeoutMs }),
       ...(args.waitFor === undefined ? {} : { waitFor: args.waitFor }),
       ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
@@ -98,6 +130,7 @@ export const terminalSend = defineTool({
           ]
         : [];
     const trailer = [
+      ...(result.screen === undefined ? [] : [renderScreen(result.screen)]),
       renderWait(result.waitReason, args.sessionId),
       ...(result.exitCode === undefined ? [] : [renderExit(result.exitCode)]),
       ...renderForeground(result.foreground),
@@ -140,6 +173,7 @@ export const terminalSend = defineTool({
         sessionStatus: statusOutput(result.sessionStatus),
         truncated,
         elapsedMs: result.elapsedMs,
+        ...(result.screen === undefined ? {} : { screen: result.screen }),
       },
     };
   },

@@ -28,6 +28,8 @@ const NEXT_STEP: Record<TerminalErrorCode, string> = {
   CLEANUP_FAILED: 'Some processes may still be running; call terminal_close again to retry.',
   CONTAINMENT_FAILED:
     'The shell was not started because it could not be placed in its container; ask the user to check the cgroup setup, or try terminal_open again.',
+  UNKNOWN_KEY: 'Use one of the key names listed, or { "text": "..." } for literal text.',
+  KEY_REFUSED: 'To interrupt the running command, call terminal_signal with SIGINT.',
   ABORTED: 'The call was cancelled.',
   TRANSPORT_CLOSED:
     'The link to the world this session ran in closed, and its far side closes its sessions; open a new terminal with terminal_open (the world reconnects).',
