@@ -415,7 +415,7 @@ describe('invalid calls give errors that say what to do instead', () => {
     const { id } = await open();
     expect((await failing('terminal_send', { text: 'ls' })).text).toBe(
       'invalid arguments for terminal_send: "sessionId" is required. Call it as terminal_send ' +
-        '{"sessionId": string, "text"?: string, "submit"?: boolean, "timeoutMs"?: integer, "waitFor"?: string}.',
+        '{"sessionId": string, "text"?: string, "submit"?: boolean, "timeoutMs"?: integer, "waitFor"?: string, "keys"?: array}.',
     );
     expect((await failing('terminal_send', { sessionId: id, timeoutMs: -5 })).text).toMatch(
       /"timeoutMs" must be 1 or more milliseconds, e\.g\. 60000/,

@@ -35,6 +35,7 @@ export class OutputWindow {
 
   /** True when the output ends in an unterminated line with text on it (a prompt, a partial line). */
   endsInPartialLine(): boolean {
+    this.model?.sync(); // the live region may hold the open line until synced
     return !this.ring.openLineEmpty;
   }
 

@@ -163,13 +163,19 @@ export class ReplyGate {
     this.timer = setTimeout(this.check, delay);
   };
 
-  /** A thread of the foreground group is blocked reading the terminal, other than the shell in its line editor. */
+  /**
+   * A thread of the foreground group is blocked reading the terminal, other than the shell in its line
+   * editor — or polls it with a short timeout: a program waiting for its answer often polls (vim on its
+   * way out polls for the replies to its queries, and does not exit until they came).
+   */
   private readerWaiting(): boolean {
     const sample = this.env.sample();
     if (sample === undefined) return false;
     const shellPid = this.env.lineEditorShellPid();
     return sample.members.some(
-      (member) => member.verdict === 'waiting' && !(member.pid === shellPid && isLineEditorWait(member)),
+      (member) =>
+        member.pollsTerminal === true ||
+        (member.verdict === 'waiting' && !(member.pid === shellPid && isLineEditorWait(member))),
     );
   }
 

@@ -73,6 +73,11 @@ export interface ThreadWait {
   fd?: number;
   /** True for a process outside the foreground group (one that opened the terminal itself, pinentry). */
   outside?: boolean;
+  /**
+   * A `not_waiting` thread polling the terminal with a short timeout: not waiting for a person (rule 3),
+   * but it may be waiting for a terminal reply (vim polls for its queries' answers on its way out).
+   */
+  pollsTerminal?: boolean;
 }
 
 /** A sample of the terminal's foreground process group. */
@@ -113,10 +118,13 @@ const EPOLL_TARGET_LINE = /^tfd:\s+(\d+)\s+events:\s+([0-9a-f]+)/gm;
 const PTMX_RDEV = (5 << 8) | 2;
 /**
  * A wait whose own timeout is at most this long is a pause, not a wait for input: the program wakes by
- * itself before a person could answer (node's REPL flushes its history 15 ms after `.exit`, waiting in
- * `epoll_pwait` on the tty meanwhile, then exits). Waits for input block indefinitely or for seconds.
+ * itself before a person could answer. Seen on the way out of programs: node's REPL flushes its
+ * history 15 ms after `.exit`, waiting in `epoll_pwait` on the tty meanwhile; vim, after `:wq`, waits
+ * 100 ms in `pselect6` on the tty for late terminal responses, then exits. Waits for input block
+ * indefinitely or for seconds (a program that polls the terminal this fast while idle is reported
+ * `running` at the wait bound rather than proven waiting: never back early).
  */
-export const SHORT_WAIT_MS = 50;
+export const SHORT_WAIT_MS = 150;
 
 /**
  * Where a wait syscall keeps its timeout: an `int` of milliseconds (negative: none), or a pointer to a
@@ -165,8 +173,18 @@ export function inspectThreadStdinWait(
   }
   const timeout = waitTimeoutMs(pid, name, state.args);
   if (timeout === 'unreadable') return { pid, tid, verdict: 'unknown', syscall, switches };
-  if (timeout <= SHORT_WAIT_MS) return { pid, tid, verdict: 'not_waiting', syscall, switches };
   const result = watchesTerminal(pid, WAIT_SYSCALL_KIND[name], state.args, terminalRdev);
+  if (timeout <= SHORT_WAIT_MS) {
+    const pollsTerminal = result.watched && !result.relay;
+    return {
+      pid,
+      tid,
+      verdict: 'not_waiting',
+      syscall,
+      switches,
+      ...(pollsTerminal ? { pollsTerminal } : {}),
+    };
+  }
   if (result.watched) {
     return { pid, tid, verdict: result.relay ? 'relay' : 'waiting', syscall, switches, fd: result.fd };
   }
