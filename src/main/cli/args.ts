@@ -59,9 +59,10 @@ export const USAGE = `agent-pty — persistent, interactive terminal sessions fo
 Usage:
   agent-pty [--sandbox MODE] [--workspace DIR]   interactive: type lines, see what a model receives
   agent-pty demo                                  a short scripted tour (non-interactive)
-  agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS]
+  agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS]
                                                   MCP server over stdio with the six terminal tools
-                                                  (--max-wait: longest wait of one send, default 50000)
+                                                  (--shell: bash or pwsh, default bash;
+                                                  --max-wait: longest wait of one send, default 50000)
 Modes: read-only, workspace-write, danger-full-access.
 Interactive: output is shown as it arrives, then the status lines a model receives. An empty line
 presses Enter; :wait [MS] keeps waiting without typing; :waitfor /REGEX/ LINE returns once REGEX

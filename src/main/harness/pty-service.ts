@@ -7,6 +7,7 @@
  */
 import { describeError, TerminalBackendCleanupError, TerminalError } from '../../shared/errors.js';
 import type {
+  Dialect,
   Disposable,
   OutputChunk,
   ReadRequest,
@@ -28,6 +29,8 @@ export interface PtyBackendSpawnRequest {
   name?: string;
   /** Working directory; backends decide how a relative one resolves. */
   cwd?: string;
+  /** Shell dialect (default: the backend's). */
+  shell?: Dialect;
 }
 
 /** One kind of terminal the service can open, registered under its `type`. */
@@ -59,6 +62,8 @@ export interface PtySpawnRequest {
   name?: string;
   /** Working directory. */
   cwd?: string;
+  /** Shell dialect (default: the backend's). */
+  shell?: Dialect;
 }
 
 /** A session as its owner sees it. */
@@ -71,6 +76,8 @@ export interface PtySessionSnapshot {
   type: string;
   /** Pid of the pty child. */
   pid: number;
+  /** The shell's dialect. */
+  shell: Dialect;
   /** Whether the shell is alive. */
   status: SessionStatus;
   /** Sandbox the session runs in, when confined by policy. */
@@ -193,6 +200,7 @@ export function createPtyService(): PtyService {
       ...(session.name === undefined ? {} : { name: session.name }),
       type: record.type,
       pid: session.pid,
+      shell: session.dialect,
       status,
       ...(session.sandbox === undefined ? {} : { sandbox: session.sandbox }),
       closing: record.closing !== undefined,
@@ -293,6 +301,7 @@ export function createPtyService(): PtyService {
             owner,
             ...(request.name === undefined ? {} : { name: request.name }),
             ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
+            ...(request.shell === undefined ? {} : { shell: request.shell }),
           },
           controller.signal,
         );
@@ -322,6 +331,7 @@ export function createPtyService(): PtyService {
           ...(session.name === undefined ? {} : { name: session.name }),
           type: backend.type,
           pid: session.pid,
+          shell: session.dialect,
           status,
           ...(session.sandbox === undefined ? {} : { sandbox: session.sandbox }),
           closing: false,

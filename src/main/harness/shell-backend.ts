@@ -25,7 +25,7 @@ export interface ShellBackendOptions {
 export function createShellBackend({ type, engine, sandboxPolicy }: ShellBackendOptions): PtyBackend {
   return {
     type,
-    async spawn({ owner, name, cwd }, signal) {
+    async spawn({ owner, name, cwd, shell }, signal) {
       // Taken synchronously when the service calls spawn (inside its reservation), before the policy
       // is read: a mode change either commits before this line and is what we resolve, or is fenced.
       const fence = sandboxPolicy.fence(owner);
@@ -35,6 +35,7 @@ export function createShellBackend({ type, engine, sandboxPolicy }: ShellBackend
           {
             cwd: resolveCwd(cwd, selection.workspaceRoot),
             ...(name === undefined ? {} : { name }),
+            ...(shell === undefined ? {} : { dialect: shell }),
             sandbox: selection,
           },
           signal,
@@ -71,6 +72,7 @@ function releasingOnClose(session: TerminalSession, fence: SandboxFence): Termin
     pid: session.pid,
     motd: session.motd,
     sandbox: session.sandbox,
+    dialect: session.dialect,
     startSend: (request) => session.startSend(request),
     read: (request) => session.read(request),
     signal: (signal) => session.signal(signal),

@@ -1,7 +1,8 @@
-/** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS]`. */
+/** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS]`. */
 import { resolve } from 'node:path';
+import { DIALECTS, isDialect } from '../../shared/dialects.js';
 import { TerminalError } from '../../shared/errors.js';
-import type { SandboxMode } from '../../shared/types.js';
+import type { Dialect, SandboxMode } from '../../shared/types.js';
 import { SANDBOX_MODES } from '../harness/sandbox-policy.js';
 
 /** The MCP server's default: the model may write in the folder it was started in, nowhere else. */
@@ -16,7 +17,7 @@ export const MCP_DEFAULT_MODE: SandboxMode = 'workspace-write';
 export const MCP_DEFAULT_MAX_WAIT_MS = 50_000;
 
 /** Usage line of the subcommand, quoted by every options error. */
-const USAGE = 'agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS]';
+const USAGE = 'agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS]';
 
 /** Parsed options. */
 export interface McpOptions {
@@ -26,11 +27,13 @@ export interface McpOptions {
   workspaceRoot: string;
   /** Longest wait of one `terminal_send` call in ms (larger `timeoutMs` values are clamped to it). */
   maxWaitMs: number;
+  /** Shell of a `terminal_open` that names none (default: the engine's, bash). */
+  shell?: Dialect;
 }
 
 /**
- * Parses `--sandbox MODE`, `--workspace DIR` and `--max-wait MS` (each also as `--flag=value`); throws
- * `INVALID_ARGUMENT`.
+ * Parses `--sandbox MODE`, `--workspace DIR`, `--shell NAME` and `--max-wait MS` (each also as
+ * `--flag=value`); throws `INVALID_ARGUMENT`.
  */
 export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): McpOptions {
   const options: McpOptions = {
@@ -58,6 +61,15 @@ export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): M
         );
       }
       options.mode = mode as SandboxMode;
+    } else if (flag === '--shell') {
+      const shell = value();
+      if (!isDialect(shell)) {
+        throw new TerminalError(
+          'INVALID_ARGUMENT',
+          `agent-pty mcp: --shell must be one of ${DIALECTS.join(', ')}; got '${shell}'`,
+        );
+      }
+      options.shell = shell;
     } else if (flag === '--workspace') {
       options.workspaceRoot = resolve(cwd, value());
     } else if (flag === '--max-wait') {

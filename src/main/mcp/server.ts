@@ -1,5 +1,6 @@
 /**
- * `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS]`: the terminal tools over stdio (SPEC §7).
+ * `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS]`: the terminal tools
+ * over stdio (SPEC §7). `--shell` is the shell of a `terminal_open` that names none.
  * Every terminal belongs to the connection and is closed when it ends — stdin closes, or SIGTERM,
  * SIGINT or SIGHUP arrives — leaving no process behind. The default sandbox is `workspace-write` on
  * the current folder; a mode that cannot be enforced makes `terminal_open` fail with what to do.
@@ -25,7 +26,11 @@ const CONNECTION_OWNER = `mcp-stdio-${process.pid}`;
  */
 export async function runMcpServer(argv: string[]): Promise<void> {
   const options = parseMcpOptions(argv);
-  const host = await createLocalHost({ mode: options.mode, workspaceRoot: options.workspaceRoot });
+  const host = await createLocalHost({
+    mode: options.mode,
+    workspaceRoot: options.workspaceRoot,
+    ...(options.shell === undefined ? {} : { ptyLocal: { dialect: options.shell } }),
+  });
   const pty = host.service('pty');
   const server = createTerminalMcpServer({
     pty,

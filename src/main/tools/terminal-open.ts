@@ -1,9 +1,13 @@
-/** `terminal_open {type?, name?, cwd?}` → `{ sessionId, name?, type, pid, status, containment, motd }`. */
+/**
+ * `terminal_open {type?, name?, cwd?, shell?}` → `{ sessionId, name?, type, shell, pid, status,
+ * containment, motd }`.
+ */
 import { z } from 'zod';
+import { DIALECTS } from '../../shared/dialects.js';
 import { DEFAULT_BACKEND_TYPE } from '../harness/plugins/pty-local.js';
 import { renderSession } from './render.js';
 import { capTail } from './result-cap.js';
-import { containmentOutput, sessionStatusOutput, statusOutput } from './schemas.js';
+import { containmentOutput, sessionStatusOutput, shellOutput, statusOutput } from './schemas.js';
 import { DEFAULT_MAX_RESULT_BYTES, defineTool } from './tool.js';
 
 /** Longest accepted session name: a label, not a document. */
@@ -14,7 +18,7 @@ export const terminalOpen = defineTool({
   name: 'terminal_open',
   title: 'Open terminal',
   description:
-    'Open a persistent interactive terminal (a bash shell) and get its sessionId. The shell keeps its ' +
+    'Open a persistent interactive terminal (a bash shell unless shell says otherwise) and get its sessionId. The shell keeps its ' +
     'state between calls (working directory, variables, running programs such as a python3 REPL), so ' +
     'open one and reuse it; open another only to run things side by side. It starts in the workspace ' +
     'root unless cwd is given, under the sandbox mode shown in the result. Output is plain text: ' +
@@ -37,11 +41,16 @@ export const terminalOpen = defineTool({
       .min(1, 'must not be empty; omit it to start in the workspace root')
       .optional()
       .describe('Starting directory; relative paths resolve against the workspace root (default).'),
+    shell: z
+      .enum(DIALECTS, { error: `must be one of ${DIALECTS.join(', ')}; omit it for the server's default` })
+      .optional()
+      .describe(`Shell to run: ${DIALECTS.join(', ')} (default: the server's, usually bash).`),
   }),
   output: z.strictObject({
     sessionId: z.string(),
     name: z.string().optional(),
     type: z.string(),
+    shell: shellOutput,
     pid: z.number().int(),
     status: sessionStatusOutput,
     containment: containmentOutput,
@@ -54,6 +63,7 @@ export const terminalOpen = defineTool({
         type: args.type ?? DEFAULT_BACKEND_TYPE,
         ...(args.name === undefined ? {} : { name: args.name }),
         ...(args.cwd === undefined ? {} : { cwd: args.cwd }),
+        ...(args.shell === undefined ? {} : { shell: args.shell }),
       },
       ctx.signal,
     );
@@ -62,7 +72,7 @@ export const terminalOpen = defineTool({
         ? 'unconfined'
         : `sandbox ${opened.sandbox.mode}, workspace ${opened.sandbox.workspaceRoot}`;
     const header =
-      `Opened terminal session ${opened.sessionId} (${opened.type}, pid ${opened.pid}, ${where}). ` +
+      `Opened terminal session ${opened.sessionId} (${opened.type}, ${opened.shell}, pid ${opened.pid}, ${where}). ` +
       `Use terminal_send with sessionId "${opened.sessionId}" to run commands.`;
     const footer = renderSession(opened.status);
     const budget =
@@ -74,6 +84,7 @@ export const terminalOpen = defineTool({
         sessionId: opened.sessionId,
         ...(opened.name === undefined ? {} : { name: opened.name }),
         type: opened.type,
+        shell: opened.shell,
         pid: opened.pid,
         status: statusOutput(opened.status),
         containment: opened.status.containment,
