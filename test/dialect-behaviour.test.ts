@@ -163,6 +163,24 @@ describe.each(SHELLS)('$label', (shell) => {
     });
   });
 
+  describe('cancel of a half-written line', () => {
+    itPosix('leaves neither typed residue nor the signal for the next command', async () => {
+      const session = await spawn();
+      // While `sleep` runs nobody reads the terminal, so the payload stays queued in slices; the
+      // cancel may leave part of a line typed at the prompt, which the shell's line editor must drop.
+      const payload = 'x'.repeat(64).concat('\r').repeat(4096);
+      const op = session.startSend({ text: `sleep 0.5\r${payload}` });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await op.cancel();
+      const cancelled = await op.done;
+      expect(cancelled.waitReason, cancelled.viewport.slice(-400)).toBe('stdin_read');
+      const next = await run(session, 'sleep 0.3; echo clean-$((40+2))');
+      expect(next.exitCode).toBe(0);
+      expect(lines(next.viewport)).toContain('clean-42');
+      expect(next.viewport).not.toContain('xxxxxxxx');
+    });
+  });
+
   describe('sandbox', () => {
     let root: string;
     let workspace: string;
