@@ -52,6 +52,7 @@ const POSIX_COMMANDS = {
 
 const SHELLS: ShellCase[] = [
   { label: 'bash', engine: { dialect: 'bash' }, comm: 'bash', ...POSIX_COMMANDS },
+  { label: 'zsh', engine: { dialect: 'zsh' }, comm: 'zsh', ...POSIX_COMMANDS },
   {
     label: 'pwsh (test double)',
     engine: { dialect: 'pwsh', shellPath: 'python3', shellArgs: [PWSH_DOUBLE] },

@@ -5,7 +5,7 @@
  */
 
 /** Every dialect name, the default first. */
-export const DIALECTS = ['bash', 'pwsh'] as const;
+export const DIALECTS = ['bash', 'zsh', 'pwsh'] as const;
 
 /** Whether `name` is one of {@link DIALECTS}. */
 export function isDialect(name: unknown): name is (typeof DIALECTS)[number] {

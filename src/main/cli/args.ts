@@ -61,7 +61,7 @@ Usage:
   agent-pty demo                                  a short scripted tour (non-interactive)
   agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS]
                                                   MCP server over stdio with the six terminal tools
-                                                  (--shell: bash or pwsh, default bash;
+                                                  (--shell: bash, zsh or pwsh, default bash;
                                                   --max-wait: longest wait of one send, default 50000)
 Modes: read-only, workspace-write, danger-full-access.
 Interactive: output is shown as it arrives, then the status lines a model receives. An empty line

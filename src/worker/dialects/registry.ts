@@ -3,9 +3,11 @@ import type { Dialect } from '../../shared/types.js';
 import { bashDialect } from './bash.js';
 import { pwshDialect } from './pwsh.js';
 import type { ShellDialect } from './shell-dialect.js';
+import { zshDialect } from './zsh.js';
 
 const DIALECTS_BY_NAME: Readonly<Record<Dialect, ShellDialect>> = {
   bash: bashDialect,
+  zsh: zshDialect,
   pwsh: pwshDialect,
 };
 
