@@ -178,6 +178,31 @@ describe('filesystem and network rules', () => {
     expect(result).toMatchObject({ network: 'ok', workspace: 'denied', outside: 'denied' });
   });
 
+  itBwrap('policy.readablePaths are readable, not writable, under the private /tmp', async () => {
+    const script =
+      'cat "$1/marker"; echo; if (echo x > "$1/written") 2>/dev/null; then echo writable; ' +
+      'else echo read-only; fi; echo x > /tmp/private && echo tmp-ok';
+    for (const mode of ['read-only', 'workspace-write'] as const) {
+      const prefix = await confinedPrefix({ mode, workspaceRoot: workspace, readablePaths: [hostTmpDir] });
+      const result = await run([...prefix, '/bin/sh', '-c', script, 'sh', hostTmpDir]);
+      expect(result.stdout.trim().split('\n'), `${mode}: ${result.stderr}`).toEqual([
+        'host',
+        'read-only',
+        'tmp-ok',
+      ]);
+    }
+    expect(existsSync(path.join(hostTmpDir, 'written'))).toBe(false);
+    for (const bad of [['relative/dir'], ['/nonexistent/agent-pty-rc']]) {
+      await expect(
+        createBubblewrapSandbox().confine(['/bin/true'], {
+          mode: 'read-only',
+          workspaceRoot: workspace,
+          readablePaths: bad,
+        }),
+      ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    }
+  });
+
   itBwrap(
     'danger-full-access returns the argv unchanged: workspace, outside and network all work',
     async () => {

@@ -37,6 +37,24 @@ describe('engine: spawn, send, close through the host API', () => {
       message: expect.stringContaining('handoffGraceMs'),
     });
   });
+
+  it('accepts every dialect by name and refuses another, in the config and per spawn', async () => {
+    await expect(testEngine({ dialect: 'fish' as never })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringContaining('dialect: Invalid option: expected one of "bash"|"zsh"|"pwsh"'),
+    });
+    const engine = await testEngine({ dialect: 'zsh' });
+    await expect(engine.spawn({ dialect: 'fish' as never })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: "invalid spawn option dialect: must be one of 'bash', 'zsh', 'pwsh'",
+    });
+    const zsh = await engine.spawn();
+    expect(zsh.dialect).toBe('zsh');
+    const bash = await engine.spawn({ dialect: 'bash' });
+    expect(bash.dialect).toBe('bash');
+    expect((await zsh.startSend({ text: 'true' }).done).foreground?.command).toBe('zsh');
+    expect((await bash.startSend({ text: 'true' }).done).foreground?.command).toBe('bash');
+  });
 });
 
 describe('engine: shutdown', () => {

@@ -207,4 +207,14 @@ describe('agent-pty mcp options', () => {
     expect(() => parseMcpOptions(['--workspace'])).toThrow(/--workspace needs a value/);
     expect(() => parseMcpOptions(['--port', '1'])).toThrow(/unknown argument '--port'/);
   });
+
+  it('--shell names the shell of a terminal_open that names none', () => {
+    expect(parseMcpOptions(['--shell', 'pwsh'], '/w')).toMatchObject({ shell: 'pwsh' });
+    expect(parseMcpOptions(['--shell=bash'], '/w')).toMatchObject({ shell: 'bash' });
+    expect(parseMcpOptions([], '/w').shell).toBeUndefined();
+    expect(() => parseMcpOptions(['--shell', 'fish'])).toThrow(
+      /--shell must be one of bash, .*pwsh; got 'fish'/,
+    );
+    expect(() => parseMcpOptions(['--shell'])).toThrow(/--shell needs a value/);
+  });
 });

@@ -204,6 +204,24 @@ describe('agent-pty mcp over stdio', () => {
     expect(result.text).toMatch(/Read-only file system\nrc=1\n/);
     expect(readFileSync(join(workspace, 'inside'), 'utf8')).toBe('');
   });
+
+  it('--shell zsh: a terminal_open without shell runs zsh (confined), one naming bash runs bash', async () => {
+    const { client } = await connect(['--shell', 'zsh']);
+    const zsh = await call(client, 'terminal_open', {});
+    expect(zsh.json).toMatchObject({ shell: 'zsh' });
+    const version = await call(client, 'terminal_send', {
+      sessionId: zsh.json.sessionId,
+      text: 'echo "zsh=$+ZSH_VERSION"; (exit 5)',
+    });
+    expect(version.text).toMatch(/\nzsh=1\n\[wait: stdin_read\]\n\[exit: 5\]\n/);
+    const bash = await call(client, 'terminal_open', { shell: 'bash' });
+    expect(bash.json).toMatchObject({ shell: 'bash' });
+    const list = await call(client, 'terminal_list', {});
+    expect((list.json.sessions as Array<{ shell: string }>).map((session) => session.shell)).toEqual([
+      'zsh',
+      'bash',
+    ]);
+  });
 });
 
 /** Progress notifications a call received. */

@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveEngineConfig } from '../src/shared/config.js';
+import { bashDialect } from '../src/worker/dialects/bash.js';
 import { LineRing } from '../src/worker/line-ring.js';
 import { OutputWindow } from '../src/worker/output-window.js';
 import { PromptTracker } from '../src/worker/prompt-tracker.js';
@@ -19,7 +20,12 @@ import { type SendEnvironment, SendOperation } from '../src/worker/send-operatio
 import type { ForegroundSample, ThreadWait } from '../src/worker/stdin-wait.js';
 
 const NONCE = 'feedface';
-const SHELL: ShellIdentity = { pid: 100, pgrp: 100, markerPid: 100 };
+const SHELL: ShellIdentity = {
+  pid: 100,
+  pgrp: 100,
+  markerPid: 100,
+  isLineEditorWait: bashDialect.isLineEditorWait,
+};
 const marker = (exit: number, pid = SHELL.pid) => `133;D;${exit};${NONCE};${pid};/work`;
 
 function thread(pid: number, verdict: ThreadWait['verdict'], switches = 1, syscall = 'read'): ThreadWait {
@@ -93,7 +99,7 @@ function fakeEnvironment(
   let cursor = output.mark();
   const env: SendEnvironment = {
     config,
-    prompt: new PromptTracker(NONCE),
+    prompt: new PromptTracker(NONCE, bashDialect.prompt),
     exactTier: true,
     resultCursor: () => cursor,
     advanceResultCursor: (mark) => {

@@ -95,18 +95,29 @@ describe('terminal_open', () => {
     const outcome = await ok('terminal_open', { name: 'build', cwd: '.' });
     const pid = engine.spawned[0]!.pid;
     expect(outcome.text).toBe(
-      `Opened terminal session shell-1 (shell, pid ${pid}, sandbox workspace-write, workspace ${workspace}). ` +
+      `Opened terminal session shell-1 (shell, bash, pid ${pid}, sandbox workspace-write, workspace ${workspace}). ` +
         'Use terminal_send with sessionId "shell-1" to run commands.\nfake motd\n[session: running]',
     );
     expect(outcome.json).toEqual({
       sessionId: 'shell-1',
       name: 'build',
       type: 'shell',
+      shell: 'bash',
       pid,
       status: { kind: 'running' },
       containment: 'process-tree',
       motd: 'fake motd',
     });
+  });
+
+  it('passes the shell choice to the engine and reports it; refuses a shell it does not know', async () => {
+    const outcome = await ok('terminal_open', { shell: 'pwsh' });
+    expect(engine.spawned[0]!.dialect).toBe('pwsh');
+    expect(outcome.json).toMatchObject({ shell: 'pwsh' });
+    expect(outcome.text).toContain('(shell, pwsh, pid');
+    const refused = await failing('terminal_open', { shell: 'fish' });
+    expect(refused).toMatchObject({ isError: true, code: 'INVALID_ARGUMENT' });
+    expect(refused.text).toMatch(/"shell" must be one of bash, .*pwsh/);
   });
 });
 
@@ -383,13 +394,14 @@ describe('terminal_signal, terminal_close, terminal_list', () => {
     await ctx.pty.spawn('someone-else', { type: 'shell' });
     const outcome = await ok('terminal_list', {});
     const pid = engine.spawned[0]!.pid;
-    expect(outcome.text).toBe(`shell-1  "web"  shell  pid ${pid}  workspace-write  [session: running]`);
+    expect(outcome.text).toBe(`shell-1  "web"  shell  bash  pid ${pid}  workspace-write  [session: running]`);
     expect(outcome.json).toEqual({
       sessions: [
         {
           sessionId: 'shell-1',
           name: 'web',
           type: 'shell',
+          shell: 'bash',
           pid,
           status: { kind: 'running' },
           containment: 'process-tree',

@@ -7,9 +7,6 @@ import { performance } from 'node:perf_hooks';
 import { resolveEngineConfig } from '../../dist/shared/config.js';
 import { SessionCore } from '../../dist/worker/session.js';
 
-/** The engine's default bash argv (SPEC §3). */
-const BASH_ARGV = ['/bin/bash', '--noprofile', '--norc', '-i'];
-
 /**
  * A stand-in for the engine thread's live-output publisher that only timestamps: the session core
  * calls it synchronously for every piece of sanitized output, so `lastOutputAt` is exact (no batching,
@@ -44,7 +41,6 @@ export class InlineSession {
     const resolved = resolveEngineConfig(config);
     const spec = {
       id: `inline${nextInlineId++}`,
-      argv: BASH_ARGV,
       cwd: process.cwd(),
       env: undefined,
       dialect: 'bash',
@@ -54,7 +50,8 @@ export class InlineSession {
       pidNamespace: false,
     };
     const core = new SessionCore(spec, clock);
-    const info = core.launch();
+    // The bash dialect's default argv (SPEC §3), unconfined: what the engine would launch.
+    const info = core.launch(core.plan().argv);
     await core.awaitStartup();
     return new InlineSession(core, info.identity.pid);
   }

@@ -24,7 +24,6 @@ import { HeartbeatMonitor, type HeartbeatStall } from './heartbeat-monitor.js';
 import { HostExitGuard } from './host-exit-guard.js';
 import { RemoteSession, raceDeath } from './remote-session.js';
 import { SerialLock } from './serial-lock.js';
-import { resolveShellArgv } from './shell-command.js';
 import { validateSpawnOptions } from './spawn-options.js';
 
 /** Options of {@link createPtyEngine}: the configuration of SPEC §3 plus host-side facilities. */
@@ -150,27 +149,20 @@ class Engine implements PtyEngine, EngineInternals {
     signal?.throwIfAborted();
     validateSpawnOptions(options);
     const dialect = options.dialect ?? this.config.dialect;
-    let argv = resolveShellArgv(this.config, dialect);
     const selection = options.sandbox;
-    if (selection !== undefined && selection.mode !== 'danger-full-access') {
-      if (this.sandbox === undefined) {
-        throw new TerminalError(
-          'SANDBOX_UNAVAILABLE',
-          `sandbox mode '${selection.mode}' needs a sandbox provider (e.g. createBubblewrapSandbox()); none was given`,
-        );
-      }
-      argv = await this.sandbox.confine(argv, {
-        mode: selection.mode,
-        workspaceRoot: selection.workspaceRoot,
-        tmpfsBytes: this.config.tmpfsBytes,
-      });
+    const sandbox =
+      selection === undefined || selection.mode === 'danger-full-access' ? undefined : this.sandbox;
+    if (selection !== undefined && selection.mode !== 'danger-full-access' && sandbox === undefined) {
+      throw new TerminalError(
+        'SANDBOX_UNAVAILABLE',
+        `sandbox mode '${selection.mode}' needs a sandbox provider (e.g. createBubblewrapSandbox()); none was given`,
+      );
     }
     const cwd = options.cwd ?? selection?.workspaceRoot ?? process.cwd();
     assertDirectory(cwd);
     const id = `t${this.nextId++}`;
     const spec: SessionLaunchSpec = {
       id,
-      argv,
       cwd,
       env: options.env,
       dialect,
@@ -236,7 +228,18 @@ class Engine implements PtyEngine, EngineInternals {
 
     let launched = false;
     try {
-      const info = await this.launchLock.run(() => call(() => remote.launch()));
+      // The dialect (engine thread) says what to start; a confined session's argv is wrapped here.
+      const plan = await call(() => remote.plan());
+      const argv =
+        sandbox === undefined || selection === undefined
+          ? plan.argv
+          : await sandbox.confine(plan.argv, {
+              mode: selection.mode,
+              workspaceRoot: selection.workspaceRoot,
+              tmpfsBytes: this.config.tmpfsBytes,
+              readablePaths: plan.readablePaths,
+            });
+      const info = await this.launchLock.run(() => call(() => remote.launch(argv)));
       hostThread = this.pool.threads.find((thread) => thread.threadId === info.threadId);
       placement.threadId = info.threadId;
       launched = true;
@@ -252,6 +255,7 @@ class Engine implements PtyEngine, EngineInternals {
         pid: info.identity.pid,
         motd,
         sandbox: selection,
+        dialect,
         maxInputBytes: this.config.maxInputBytes,
         remote,
         controlPort: control.port1,

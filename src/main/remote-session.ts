@@ -9,6 +9,7 @@ import { TerminalError } from '../shared/errors.js';
 import { assertInputWithinLimit } from '../shared/input-limit.js';
 import type { RemoteSessionApi, ThreadFaultKind } from '../shared/protocol.js';
 import type {
+  Dialect,
   Disposable,
   OutputChunk,
   ReadRequest,
@@ -32,6 +33,7 @@ export interface RemoteSessionParts {
   pid: number;
   motd: string;
   sandbox: SandboxSelection | undefined;
+  dialect: Dialect;
   /** Largest input of one send (config `maxInputBytes`), checked before the call crosses threads. */
   maxInputBytes: number;
   remote: Comlink.Remote<RemoteSessionApi>;
@@ -57,6 +59,7 @@ export class RemoteSession implements TerminalSession {
   readonly pid: number;
   readonly motd: string;
   readonly sandbox: SandboxSelection | undefined;
+  readonly dialect: Dialect;
 
   private readonly remote: Comlink.Remote<RemoteSessionApi>;
   private readonly death: Promise<never>;
@@ -73,6 +76,7 @@ export class RemoteSession implements TerminalSession {
     this.pid = parts.pid;
     this.motd = parts.motd;
     this.sandbox = parts.sandbox;
+    this.dialect = parts.dialect;
     this.remote = parts.remote;
     this.death = parts.death;
     this.liveOutput = new LiveOutputReceiver(parts.dataPort, () =>

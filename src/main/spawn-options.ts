@@ -1,4 +1,5 @@
 /** Validation of `engine.spawn()` options: bad input gets a coded error that names the field. */
+import { DIALECTS, isDialect } from '../shared/dialects.js';
 import { TerminalError } from '../shared/errors.js';
 import type { SpawnOptions } from '../shared/types.js';
 
@@ -13,8 +14,8 @@ export function validateSpawnOptions(options: SpawnOptions): void {
     fail('cwd', 'must be a non-empty path');
   }
   if (options.name !== undefined && typeof options.name !== 'string') fail('name', 'must be a string');
-  if (options.dialect !== undefined && options.dialect !== 'bash' && options.dialect !== 'pwsh') {
-    fail('dialect', "must be 'bash' or 'pwsh'");
+  if (options.dialect !== undefined && !isDialect(options.dialect)) {
+    fail('dialect', `must be one of ${DIALECTS.map((name) => `'${name}'`).join(', ')}`);
   }
   for (const field of ['rows', 'cols'] as const) {
     const value = options[field];

@@ -3,6 +3,7 @@
  * load with a message naming the field and the rule.
  */
 import { z } from 'zod';
+import { DIALECTS } from './dialects.js';
 import { TerminalError } from './errors.js';
 
 const positiveInt = z.number().int().positive();
@@ -11,7 +12,7 @@ const nonNegativeInt = z.number().int().nonnegative();
 /** Schema of every engine option that is plain data (the sandbox provider is passed separately). */
 export const engineConfigSchema = z
   .strictObject({
-    dialect: z.enum(['bash', 'pwsh']).default('bash'),
+    dialect: z.enum(DIALECTS).default('bash'),
     shellPath: z.string().min(1).optional(),
     shellArgs: z.array(z.string()).optional(),
     rows: positiveInt.default(40),

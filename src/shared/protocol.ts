@@ -28,12 +28,10 @@ export interface EngineWorkerData {
 /** A send as it crosses to the engine thread: the request without its `AbortSignal` (ends the wait via `endWait`). */
 export type SendSpec = Omit<SendRequest, 'signal'>;
 
-/** Everything the engine thread needs to start one shell. */
+/** Everything the engine thread needs to start one shell (its argv comes from `plan()`). */
 export interface SessionLaunchSpec {
   /** Engine-unique id, for error messages. */
   id: string;
-  /** Exact argv to spawn (already wrapped by the sandbox provider when confined). */
-  argv: string[];
   /** Working directory of the pty child. */
   cwd: string;
   /** Caller's explicit environment, applied after scrubbing. */
@@ -75,6 +73,17 @@ export interface SessionTaskData {
  */
 export type ThreadFaultKind = 'throw' | 'exit' | 'spin' | 'oom';
 
+/**
+ * What the engine thread's dialect will start (SPEC §8), before the host confines it: the host wraps
+ * `argv` through the sandbox provider and passes the result to `launch()`.
+ */
+export interface ShellPlan {
+  /** The shell's argv, unconfined: config `shellPath`/`shellArgs`, else the dialect's default. */
+  argv: string[];
+  /** Paths the shell reads at startup (the dialect's rc files): a confined shell must read them too. */
+  readablePaths: string[];
+}
+
 /** What `launch()` reports once the pty child exists (before the shell is ready). */
 export interface LaunchInfo {
   /** Identity of the pty child, for the host-exit guard. */
@@ -89,8 +98,13 @@ export interface LaunchInfo {
 
 /** The control-plane interface an engine thread exposes for one session (wrapped by Comlink on the host). */
 export interface RemoteSessionApi {
-  /** Spawns the pty child. The host serializes launches across threads (node-pty's spawn is not thread-safe). */
-  launch(): Promise<LaunchInfo>;
+  /** Prepares the dialect's files for this session and says what to start (see {@link ShellPlan}). */
+  plan(): Promise<ShellPlan>;
+  /**
+   * Spawns the pty child running `argv` (the plan's, confined when the session is). The host serializes
+   * launches across threads (node-pty's spawn is not thread-safe).
+   */
+  launch(argv: string[]): Promise<LaunchInfo>;
   /** Resolves with the MOTD once the shell is proven ready; rejects (coded) on timeout or exit. */
   awaitStartup(): Promise<{ motd: string }>;
   /**

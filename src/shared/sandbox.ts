@@ -17,6 +17,12 @@ export interface SandboxPolicy {
    * integer. The engine passes its `tmpfsBytes` config; a provider's default applies when absent.
    */
   tmpfsBytes?: number;
+  /**
+   * Absolute paths the shell must be able to read in every confined mode, bound read-only over whatever
+   * the mode makes of them: the shell's own startup files, which its dialect writes per session under
+   * the host's temporary directory (a confined `/tmp` is private). Missing paths are an error.
+   */
+  readablePaths?: readonly string[];
 }
 
 /** Wraps argvs so they run confined by a {@link SandboxPolicy}. */

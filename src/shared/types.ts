@@ -6,8 +6,10 @@ import type { SendKey } from './keys.js';
 
 export type { SendKey } from './keys.js';
 
-/** Shell dialect: decides the default shell and how the prompt marker is installed. */
-export type Dialect = 'bash' | 'pwsh';
+import type { DIALECTS } from './dialects.js';
+
+/** Shell dialect (SPEC §8): decides the default shell, its environment and how its prompt is proven. */
+export type Dialect = (typeof DIALECTS)[number];
 
 /** Sandbox modes, from most to least confined. */
 export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access';
@@ -232,6 +234,8 @@ export interface TerminalSession {
   readonly motd: string;
   /** Sandbox the session runs in, or undefined when unconfined. */
   readonly sandbox: SandboxSelection | undefined;
+  /** The shell's dialect. */
+  readonly dialect: Dialect;
   /** Types `text` (plus Enter unless `submit: false`) and tracks readiness. */
   startSend(request: SendRequest): SendOperation;
   /** A page of the scrollback. */

@@ -89,6 +89,8 @@ export interface SpawnedSession {
   pid: number;
   /** Bounded startup output. */
   motd: string;
+  /** The shell dialect it runs (a far side of an older version may leave it out: bash). */
+  dialect?: string;
   /** Sandbox the session runs in, when confined. */
   sandbox?: { mode: string; workspaceRoot: string };
 }

@@ -27,7 +27,8 @@ export default async function runSessionTask(data: SessionTaskData): Promise<Ses
   const live = new LiveOutputPublisher(data.dataPort);
   const session = new SessionCore(data.spec, live, await cgroupHome);
   const api: RemoteSessionApi = {
-    launch: async () => session.launch(),
+    plan: async () => session.plan(),
+    launch: async (argv) => session.launch(argv),
     awaitStartup: () => session.awaitStartup(),
     startSend: async (sendId, request) => session.startSend(sendId, request),
     awaitSend: (sendId) => session.awaitSend(sendId),

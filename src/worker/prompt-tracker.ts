@@ -1,9 +1,10 @@
 /**
  * Tracks prompt evidence in the sanitized stream (SPEC §4.2 rule 1): a candidate exists only while the
- * printable text after the latest owned marker equals the controlled PS1 exactly — also when marker and
- * prompt arrive split across data callbacks. Any further text (echoed input, output) voids it.
+ * printable text after the latest owned marker equals the dialect's controlled prompt exactly — also
+ * when marker and prompt arrive split across data callbacks. Any further text (echoed input, output)
+ * voids it.
  */
-import { CONTROLLED_PS1, type PromptMarker, parseOwnedMarker } from './prompt-marker.js';
+import { type PromptMarker, parseOwnedMarker } from './prompt-marker.js';
 
 /** A marker followed by exactly the controlled prompt. */
 export interface PromptCandidate extends PromptMarker {
@@ -26,7 +27,8 @@ export class PromptTracker {
 
   constructor(
     private readonly nonce: string,
-    private readonly prompt = CONTROLLED_PS1,
+    /** The controlled prompt text that must follow the marker exactly. */
+    readonly prompt: string,
   ) {}
 
   /** The current candidate, or undefined. */

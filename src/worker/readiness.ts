@@ -6,6 +6,13 @@
 import type { PromptCandidate } from './prompt-tracker.js';
 import type { ForegroundSample, ThreadWait } from './stdin-wait.js';
 
+/**
+ * Whether a wait of the shell itself (a thread of its process blocked on the terminal) is its line
+ * editor's: at a prompt, a continuation prompt, `read -e`. Each dialect knows what its editor's wait
+ * looks like (readline selects on fd 0; zsh's ZLE reads its own terminal descriptor).
+ */
+export type LineEditorWait = (wait: ThreadWait) => boolean;
+
 /** The session's own shell, once startup identified it. Host pids, except `markerPid`. */
 export interface ShellIdentity {
   /** Host pid of the shell (a descendant of the pty child when a sandbox launcher sits in between). */
@@ -14,6 +21,8 @@ export interface ShellIdentity {
   pgrp: number;
   /** `$$` as the shell prints it in its marker: its pid in its own PID namespace (`pid` unconfined). */
   markerPid: number;
+  /** What its line editor's wait looks like (from its dialect). */
+  isLineEditorWait: LineEditorWait;
 }
 
 /** What the foreground looked like at the write boundary (rule 4). */
@@ -62,9 +71,6 @@ export interface ReadinessInput {
   shellEditorCounts: boolean;
 }
 
-/** The shell's own line editor blocks in these (readline: `pselect6` on fd 0). */
-const LINE_EDITOR_SYSCALLS = new Set(['pselect6', 'select', 'poll', 'ppoll']);
-
 /** Snapshot of pre-existing waits at the write boundary (rule 4). */
 export function baselineOf(sample: ForegroundSample | undefined): WaitBaseline {
   const waiting = new Map<number, number | undefined>();
@@ -102,7 +108,7 @@ export function judgeReadiness(input: ReadinessInput): ReadinessVerdict {
   let unwoken: ReadinessVerdict | undefined;
   for (const member of sample.members) {
     if (member.verdict !== 'waiting') continue;
-    const atShellEditor = shell !== undefined && member.pid === shell.pid && isLineEditorWait(member);
+    const atShellEditor = shell !== undefined && member.pid === shell.pid && shell.isLineEditorWait(member);
     if (atShellEditor && !input.shellEditorCounts) continue;
     if (isFreshWait(member, sample.tpgid, input)) {
       return {
@@ -132,11 +138,6 @@ export function judgeReadiness(input: ReadinessInput): ReadinessVerdict {
   return unwoken ?? { kind: 'none' };
 }
 
-/** The shell waiting in its line editor: at a prompt or a continuation prompt, or in `read -e`. */
-export function isLineEditorWait(member: ThreadWait): boolean {
-  return member.syscall === undefined || LINE_EDITOR_SYSCALLS.has(member.syscall);
-}
-
 function isFreshWait(member: ThreadWait, tpgid: number, input: ReadinessInput): boolean {
   const { baseline, leftWait } = input;
   if (baseline === undefined) return true;
@@ -161,5 +162,7 @@ export function shellHoldsPartialLine(
 ): boolean {
   if (sample === undefined || shell === undefined || candidate !== undefined) return false;
   if (sample.tpgid !== shell.pgrp) return false;
-  return sample.members.some((m) => m.pid === shell.pid && m.verdict === 'waiting' && isLineEditorWait(m));
+  return sample.members.some(
+    (m) => m.pid === shell.pid && m.verdict === 'waiting' && shell.isLineEditorWait(m),
+  );
 }

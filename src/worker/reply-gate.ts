@@ -18,8 +18,7 @@
  * with a burst of {@link REPLY_BURST_CHARS}); everything past either is dropped and counted.
  */
 import { performance } from 'node:perf_hooks';
-import { isLineEditorWait } from './readiness.js';
-import type { ForegroundSample } from './stdin-wait.js';
+import type { ForegroundSample, ThreadWait } from './stdin-wait.js';
 
 /** How long after its query a reply may wait for a reader (SPEC §4.3). */
 export const REPLY_WAIT_MS = 200;
@@ -53,10 +52,10 @@ export interface ReplyGateEnvironment {
   /** A sample of the terminal's foreground group; undefined when it cannot be read. */
   sample(): ForegroundSample | undefined;
   /**
-   * The shell whose wait in its own line editor does not count as a reader, or undefined when the
-   * dialect's line editor asks questions itself (then every wait counts).
+   * Whether `wait` is the shell waiting in its own line editor, which does not count as a reader
+   * (always false when the dialect's line editor asks questions itself: then every wait counts).
    */
-  lineEditorShellPid(): number | undefined;
+  isShellLineEditorWait(wait: ThreadWait): boolean;
   /** Writes a reply; false when it was dropped (the writer is full or closed). */
   write(data: string): boolean;
 }
@@ -171,11 +170,10 @@ export class ReplyGate {
   private readerWaiting(): boolean {
     const sample = this.env.sample();
     if (sample === undefined) return false;
-    const shellPid = this.env.lineEditorShellPid();
     return sample.members.some(
       (member) =>
         member.pollsTerminal === true ||
-        (member.verdict === 'waiting' && !(member.pid === shellPid && isLineEditorWait(member))),
+        (member.verdict === 'waiting' && !this.env.isShellLineEditorWait(member)),
     );
   }
 

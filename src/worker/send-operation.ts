@@ -24,7 +24,6 @@ import type {
   WaitReason,
 } from '../shared/types.js';
 import type { OutputMark, OutputWindow } from './output-window.js';
-import { CONTROLLED_PS1 } from './prompt-marker.js';
 import type { PromptCandidate, PromptTracker } from './prompt-tracker.js';
 import type { WriteOutcome } from './pty-input-writer.js';
 import {
@@ -36,6 +35,7 @@ import {
   shellHoldsPartialLine,
   type WaitBaseline,
 } from './readiness.js';
+import { CALLER_SEND, type ReadinessPolicy } from './readiness-policy.js';
 import type { ForegroundSample } from './stdin-wait.js';
 import { PatternWatch, type WaitPattern } from './wait-pattern.js';
 
@@ -124,8 +124,8 @@ export interface SendOptions {
   text: string;
   /** Append `\r`. */
   submit: boolean;
-  /** Startup phase (SPEC §4.1, §8); absent for a caller's send. */
-  startup?: StartupPhase;
+  /** What may settle this send (default {@link CALLER_SEND}; a shell's startup phases bring their own). */
+  readiness?: ReadinessPolicy;
   /** This send's wait bound in ms (default config `timeoutMs`). */
   timeoutMs?: number;
   /** Settle `pattern` once this matches a line of the send's output. */
@@ -133,14 +133,6 @@ export interface SendOptions {
   /** Absolute deadline (`performance.now()` ms) shared by several phases; default start + timeoutMs. */
   deadlineAt?: number;
 }
-
-/**
- * What may publish a shell during startup. Zero-output silence never does.
- * - `bash`: nothing is written; the shell's own verified prompt (or output followed by silence).
- * - `pwsh-wait`: nothing is written; only a proven stdin wait (echoed text can never publish pwsh).
- * - `pwsh-setup`: the prompt setup is written; only the verified prompt marker it installs.
- */
-export type StartupPhase = 'bash' | 'pwsh-wait' | 'pwsh-setup';
 
 /** States of a send; each carries what belongs to it. */
 type SendState =
@@ -184,6 +176,8 @@ export class SendOperation {
   private state: SendState = { kind: 'draining' };
   private readonly startedAt = performance.now();
   private readonly tracker: PromptTracker;
+  /** What may settle this send. */
+  private readonly policy: ReadinessPolicy;
   /** A caller's send without input: no write boundary, any wait already there is readiness. */
   private readonly waitOnly: boolean;
   /** Where this send's result starts (the previous result's end). */
@@ -223,7 +217,8 @@ export class SendOperation {
     private readonly options: SendOptions,
   ) {
     this.tracker = env.prompt;
-    this.waitOnly = options.startup === undefined && options.text === '' && !options.submit;
+    this.policy = options.readiness ?? CALLER_SEND;
+    this.waitOnly = !this.policy.startup && options.text === '' && !options.submit;
     this.inputMayBePending =
       Buffer.byteLength(options.text) > LARGE_WRITE_BYTES ||
       /[\r\n]/.test(options.text.replace(/[\r\n]+$/, ''));
@@ -253,8 +248,8 @@ export class SendOperation {
 
   /** Begins the send: drains terminal replies, marks the write boundary, writes. */
   async start(): Promise<void> {
-    if (this.options.startup === 'bash' || this.options.startup === 'pwsh-wait') {
-      // These phases write nothing: collect from the very first byte the shell prints.
+    if (this.policy.startup && this.options.text === '' && !this.options.submit) {
+      // A startup phase without input: collect from the very first byte the shell prints.
       this.beginWaiting();
       return;
     }
@@ -489,11 +484,8 @@ export class SendOperation {
     // candidate gets `handoffGraceMs` past the silence bound so the handoff can still win.
     const bound = config.idleSilenceMs + (candidate !== undefined ? config.handoffGraceMs : 0);
     if (quietFor < bound) return false;
-    const startup = this.options.startup;
-    if (startup !== undefined) {
-      if (startup === 'pwsh-wait' || startup === 'pwsh-setup') return false; // proof only
-      return this.hadOutput; // zero-output silence never publishes a shell
-    }
+    if (this.policy.silence === 'never') return false; // proof only
+    if (this.policy.silence === 'after-output') return this.hadOutput; // zero output never publishes
     if (!this.env.exactTier) return true;
     if (sample === undefined) return false; // unreadable now: never positive evidence
     if (sample.relay) return true;
@@ -559,7 +551,7 @@ export class SendOperation {
       if (this.proveWait(verdict, sample)) return;
     } else {
       this.confirm = undefined;
-      if (verdict.kind === 'unwoken_wait' && this.options.startup === undefined) {
+      if (verdict.kind === 'unwoken_wait' && this.policy.unwokenWait) {
         // Rule 4: a wait from before the write that the write did not wake (a canonical-mode `read`
         // given text without Enter) is proof once its counters stayed put for `handoffGraceMs` after
         // the echo arrived.
@@ -592,9 +584,7 @@ export class SendOperation {
     verdict: Extract<ReadinessVerdict, { kind: 'prompt' | 'stdin_wait' }>,
     sample: ForegroundSample | undefined,
   ): boolean {
-    const startup = this.options.startup;
-    if (verdict.kind === 'prompt' && startup === 'pwsh-wait') return false;
-    if (verdict.kind === 'stdin_wait' && (startup === 'bash' || startup === 'pwsh-setup')) return false;
+    if (!(verdict.kind === 'prompt' ? this.policy.prompt : this.policy.stdinWait)) return false;
     // A prompt settles at once; a stdin wait (and a prompt after a large write) is confirmed after a
     // short quiet: same thread, same group, still blocked, no thread of its process ran, no new output.
     const sinceReply = verdict.kind === 'stdin_wait' ? performance.now() - this.env.lastReplyAt() : Infinity;
@@ -694,11 +684,12 @@ export class SendOperation {
     // Continuity: everything since the previous result (what arrived between two sends leads), bounded
     // with the tail kept; the next result starts where this one ends.
     const output = this.env.output.since(this.resultMark, this.env.config.maxReadBytes);
-    if (this.options.startup === undefined) this.env.advanceResultCursor(output.next);
+    if (!this.policy.startup) this.env.advanceResultCursor(output.next);
     let viewport = output.text;
-    if (candidate !== undefined && viewport.endsWith(CONTROLLED_PS1)) {
+    const prompt = this.tracker.prompt;
+    if (candidate !== undefined && viewport.endsWith(prompt)) {
       // The prompt itself is not output of the command; the wait reason already says we are at it.
-      viewport = viewport.slice(0, viewport.length - CONTROLLED_PS1.length).replace(/\n$/, '');
+      viewport = viewport.slice(0, viewport.length - prompt.length).replace(/\n$/, '');
     }
     const result: TerminalSendResult = {
       viewport,

@@ -12,7 +12,13 @@ import { TerminalError } from '../shared/errors.js';
 import { assertInputWithinLimit } from '../shared/input-limit.js';
 import { encodeKeys, validateKeys } from '../shared/keys.js';
 import type { ProcessIdentity } from '../shared/proc-stat.js';
-import type { LaunchInfo, SendSpec, SessionLaunchSpec, ThreadFaultKind } from '../shared/protocol.js';
+import type {
+  LaunchInfo,
+  SendSpec,
+  SessionLaunchSpec,
+  ShellPlan,
+  ThreadFaultKind,
+} from '../shared/protocol.js';
 import type {
   Containment,
   ForegroundProcess,
@@ -26,6 +32,8 @@ import type {
   TerminalSendResult,
 } from '../shared/types.js';
 import { type CgroupHome, JOIN_FAILED_EXIT_CODE, type SessionCgroup } from './cgroup.js';
+import { dialectNamed } from './dialects/registry.js';
+import type { ShellDialect, ShellInstallation, StartupPhase } from './dialects/shell-dialect.js';
 import { buildShellEnvironment, SESSION_TERM } from './environment.js';
 import { verifiedForegroundGroup } from './foreground-group.js';
 import { LineFeeds } from './line-feeds.js';
@@ -35,16 +43,15 @@ import type { LiveOutputPublisher } from './live-output.js';
 import { OutputModel } from './output-model.js';
 import { type OutputMark, OutputWindow } from './output-window.js';
 import { findByNamespacePid, identityOf, readProcStat } from './proc-probe.js';
-import { bashMarkerVariables, createNonce, parseOwnedMarker } from './prompt-marker.js';
+import { createNonce, parseOwnedMarker } from './prompt-marker.js';
 import { type PromptCandidate, PromptTracker } from './prompt-tracker.js';
 import { PtyInputWriter, type WriteOutcome } from './pty-input-writer.js';
-import { BASH_MARKER_VARIABLES, PWSH_VARIABLES, pwshSetupScript } from './pwsh-prompt.js';
 import type { ShellIdentity } from './readiness.js';
 import { ReplyGate } from './reply-gate.js';
 import { OutputSanitizer, type SanitizerSink, withoutStyles } from './sanitizer.js';
 import { type SendEnvironment, SendOperation } from './send-operation.js';
 import { planSend } from './send-request.js';
-import { type ForegroundSample, sampleForeground } from './stdin-wait.js';
+import { type ForegroundSample, sampleForeground, type ThreadWait } from './stdin-wait.js';
 import { waitSyscallTable } from './syscall-table.js';
 import { teardownProcessTree } from './teardown.js';
 import { TerminalReplier } from './terminal-replier.js';
@@ -81,12 +88,19 @@ interface UnixPtyExtras {
   on?: (event: 'close', listener: () => void) => void;
 }
 
-/** A terminal session. Create, `launch()`, `awaitStartup()`, then send/read/signal; `close()` at the end. */
+/**
+ * A terminal session. Create, `plan()`, `launch()`, `awaitStartup()`, then send/read/signal; `close()`
+ * at the end.
+ */
 export class SessionCore {
   /** Resolves once the session is closed for good (teardown verified). */
   readonly finished: Promise<SessionOutcome>;
 
   private readonly nonce = createNonce();
+  /** The shell's dialect: argv, environment, startup phases, prompt and line editor (SPEC §8). */
+  private readonly dialect: ShellDialect;
+  /** What the dialect prepared for this session (`plan()`); disposed by close. */
+  private installation: ShellInstallation | undefined;
   private readonly scrollback: LineRing;
   private readonly outputWindow: OutputWindow;
   /** Prompt evidence, fed all the time so a wait-only send sees a prompt that arrived between sends. */
@@ -146,7 +160,8 @@ export class SessionCore {
     });
     this.outputWindow = new OutputWindow(this.scrollback, this.outputModel);
     this.resultCursor = this.outputWindow.mark();
-    this.prompt = new PromptTracker(this.nonce);
+    this.dialect = dialectNamed(spec.dialect);
+    this.prompt = new PromptTracker(this.nonce, this.dialect.prompt);
     this.sanitizer = new OutputSanitizer({ maxPendingChars: config.maxReadBytes });
     this.failTeardowns = spec.faults?.failTeardowns ?? 0;
     this.finished = new Promise((resolve) => {
@@ -206,22 +221,38 @@ export class SessionCore {
     };
   }
 
-  /** Spawns the pty child and starts collecting startup output. Synchronous: node-pty's spawn is. */
-  launch(): LaunchInfo {
+  /**
+   * What to start: config `shellPath`/`shellArgs`, else the dialect's argv; and the dialect's files for
+   * this session, made now, so the host can let a confined shell read them.
+   */
+  plan(): ShellPlan {
+    if (this.installation !== undefined) throw new TerminalError('INTERNAL', 'session already planned');
+    const { config } = this.spec;
+    const argv =
+      config.shellPath === undefined
+        ? this.dialect.defaultArgv()
+        : [config.shellPath, ...(config.shellArgs ?? [])];
+    this.installation = this.dialect.install(this.nonce);
+    return { argv, readablePaths: [...this.installation.readablePaths] };
+  }
+
+  /**
+   * Spawns the pty child running `argv` (the plan's, wrapped by the sandbox when confined) and starts
+   * collecting startup output. Synchronous: node-pty's spawn is.
+   */
+  launch(argv: string[]): LaunchInfo {
     if (this.term !== undefined) throw new TerminalError('INTERNAL', 'session already launched');
+    const installation = this.installation;
+    if (installation === undefined) throw new TerminalError('INTERNAL', 'launch before plan');
     const { spec } = this;
-    const file = spec.argv[0];
+    const file = argv[0];
     if (file === undefined) throw new TerminalError('SPAWN_FAILED', 'empty argv');
-    const env = buildShellEnvironment(
-      process.env,
-      spec.env,
-      spec.dialect === 'bash' ? bashMarkerVariables(this.nonce) : PWSH_VARIABLES,
-    );
-    if (spec.dialect === 'pwsh') for (const name of BASH_MARKER_VARIABLES) delete env[name];
+    const env = buildShellEnvironment(process.env, spec.env, installation.environment);
+    for (const name of installation.withoutVariables) delete env[name];
     // The launcher joins the cgroup before it execs the argv: a child forked before a move would escape.
     this.cgroup = this.cgroupHome?.createSession(spec.id);
     this.exitStatus = { kind: 'running', containment: containmentOf(spec.pidNamespace, this.cgroup) };
-    const [spawnFile, ...spawnArgs] = this.cgroup?.launcherArgv(spec.argv) ?? spec.argv;
+    const [spawnFile, ...spawnArgs] = this.cgroup?.launcherArgv(argv) ?? argv;
     let term: pty.IPty;
     try {
       term = pty.spawn(spawnFile!, spawnArgs, {
@@ -268,9 +299,7 @@ export class SessionCore {
       replierBusy: () => this.replier?.busy ?? false,
       markersParsed: () => this.replier?.markersParsed ?? 0,
       sample: () => this.sampleNow(),
-      // PSReadLine asks for the cursor position from its line editor (SPEC §4.3): its wait counts.
-      lineEditorShellPid: () =>
-        spec.dialect === 'pwsh' ? undefined : (this.shellIdentity?.pid ?? this.root?.pid),
+      isShellLineEditorWait: (wait) => this.isShellLineEditorWait(wait),
       write: (data) => {
         if (this.exitStatus.kind !== 'running' || !writer.writeReply(data)) return false;
         this.lastReplyAt = performance.now();
@@ -286,15 +315,13 @@ export class SessionCore {
       isPromptMarker: (payload) => parseOwnedMarker(payload, this.nonce) !== undefined,
       onPromptMarker: () => gate.markerParsed(),
     });
-    // One deadline covers the whole startup, however many phases the dialect needs (SPEC §8).
+    // One deadline covers the whole startup, however many phases the dialect needs (SPEC §8). The
+    // first phase starts now, so it collects from the shell's very first byte.
     this.startupDeadline = performance.now() + spec.config.timeoutMs;
-    this.startup = new SendOperation(this.sendEnvironment(), {
-      text: '',
-      submit: false,
-      startup: spec.dialect === 'bash' ? 'bash' : 'pwsh-wait',
-      deadlineAt: this.startupDeadline,
-    });
-    void this.startup.start();
+    const [firstPhase] = installation.startup;
+    if (firstPhase === undefined)
+      throw new TerminalError('INTERNAL', `dialect ${spec.dialect} has no startup`);
+    this.startPhase(firstPhase);
     term.onData((chunk) => this.onData(chunk));
     term.onExit(({ exitCode, signal }) => {
       // Never tear anything down inside node-pty's exit callback (SPEC §2): defer to a fresh tick.
@@ -304,28 +331,34 @@ export class SessionCore {
   }
 
   /**
-   * Resolves with the MOTD once the shell is ready; rejects on timeout or early exit. bash is ready at
-   * its verified prompt. pwsh is first proven waiting for input (so echoed text can never publish it),
-   * then its prompt function is typed and the shell is ready at the verified marker that prints.
+   * Resolves with the MOTD (the first phase's output) once the dialect's startup phases are done;
+   * rejects on timeout or early exit.
    */
   async awaitStartup(): Promise<{ motd: string }> {
     const first = this.startup;
-    if (first === undefined) throw new TerminalError('INTERNAL', 'awaitStartup before launch');
+    if (first === undefined || this.installation === undefined) {
+      throw new TerminalError('INTERNAL', 'awaitStartup before launch');
+    }
     const ready = this.checkStartup(await first.done);
-    if (this.spec.dialect === 'pwsh') {
-      const setup = new SendOperation(this.sendEnvironment(), {
-        text: pwshSetupScript(this.nonce),
-        submit: true,
-        startup: 'pwsh-setup',
-        deadlineAt: this.startupDeadline,
-      });
-      this.startup = setup;
-      void setup.start();
-      this.checkStartup(await setup.done);
+    for (const phase of this.installation.startup.slice(1)) {
+      this.checkStartup(await this.startPhase(phase).done);
     }
     this.startup = undefined;
     this.resultCursor = this.outputWindow.mark(); // the MOTD is the startup's; results start after it
     return { motd: ready.viewport };
+  }
+
+  /** Starts a startup phase under the one startup deadline. */
+  private startPhase(phase: StartupPhase): SendOperation {
+    const op = new SendOperation(this.sendEnvironment(), {
+      text: phase.text,
+      submit: phase.submit,
+      readiness: phase.readiness,
+      deadlineAt: this.startupDeadline,
+    });
+    this.startup = op;
+    void op.start();
+    return op;
   }
 
   private checkStartup(result: TerminalSendResult): TerminalSendResult {
@@ -497,6 +530,7 @@ export class SessionCore {
     op?.sessionExited();
     this.replier?.dispose();
     this.live?.dispose();
+    this.installation?.dispose();
     const outcome: SessionOutcome = { status: this.exitStatus, reason };
     this.resolveFinished(outcome);
     return outcome;
@@ -743,6 +777,15 @@ export class SessionCore {
     };
   }
 
+  /**
+   * Whether `wait` is the shell in its own line editor, which does not read terminal replies; never
+   * when the dialect's line editor asks the terminal questions itself.
+   */
+  private isShellLineEditorWait(wait: ThreadWait): boolean {
+    if (this.dialect.lineEditorQueriesTerminal) return false;
+    return wait.pid === (this.shellIdentity?.pid ?? this.root?.pid) && this.dialect.isLineEditorWait(wait);
+  }
+
   /** A sample of the terminal's foreground group now; undefined once the shell is gone. */
   private sampleNow(): ForegroundSample | undefined {
     const root = this.root;
@@ -778,7 +821,12 @@ export class SessionCore {
     }
     const stat = findByNamespacePid(this.root.pid, candidate.shellPid);
     if (stat === undefined) return undefined;
-    this.shellIdentity = { pid: stat.pid, pgrp: stat.pgrp, markerPid: candidate.shellPid };
+    this.shellIdentity = {
+      pid: stat.pid,
+      pgrp: stat.pgrp,
+      markerPid: candidate.shellPid,
+      isLineEditorWait: this.dialect.isLineEditorWait,
+    };
     return this.shellIdentity;
   }
 }

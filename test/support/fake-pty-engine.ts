@@ -6,6 +6,7 @@
  */
 import { TerminalError } from '../../src/shared/errors.js';
 import type {
+  Dialect,
   Disposable,
   OutputChunk,
   PtyEngine,
@@ -65,6 +66,7 @@ export class FakeSession implements TerminalSession {
     readonly pid: number,
     readonly name: string | undefined,
     readonly sandbox: SandboxSelection | undefined,
+    readonly dialect: Dialect = 'bash',
     readonly motd = 'fake motd',
   ) {}
 
@@ -166,7 +168,13 @@ export class FakeEngine implements PtyEngine {
       signal?.removeEventListener('abort', onAbort);
     }
     signal?.throwIfAborted();
-    const session = new FakeSession(`fake-${this.nextPid}`, this.nextPid++, options.name, options.sandbox);
+    const session = new FakeSession(
+      `fake-${this.nextPid}`,
+      this.nextPid++,
+      options.name,
+      options.sandbox,
+      options.dialect,
+    );
     this.spawned.push(session);
     return session;
   }

@@ -67,9 +67,10 @@ export const USAGE = `agent-pty — persistent, interactive terminal sessions fo
 Usage:
   agent-pty [--sandbox MODE] [--workspace DIR]   interactive: type lines, see what a model receives
   agent-pty demo                                  a short scripted tour (non-interactive)
-  agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS]
+  agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS]
                                                   MCP server over stdio with the six terminal tools
-                                                  (--max-wait: longest wait of one send, default 50000)
+                                                  (--shell: bash, zsh or pwsh, default bash;
+                                                  --max-wait: longest wait of one send, default 50000)
   agent-pty mcp --world NAME=COMMAND …            … with terminals also in execution worlds (docs/worlds.md)
   agent-pty serve --stdio                         be an execution world: the engine protocol on stdin/stdout
 Modes: read-only, workspace-write, danger-full-access.

@@ -3,8 +3,8 @@
  * unattended on a fresh machine, so every step is something bash and python3 always do.
  */
 
+import { findOnPath } from '../../shared/find-on-path.js';
 import type { PtyEngine, TerminalSendResult } from '../../shared/types.js';
-import { findOnPath } from '../shell-command.js';
 import { formatSendResult } from './format.js';
 
 interface Step {

@@ -7,6 +7,7 @@
  */
 import { describeError, TerminalBackendCleanupError, TerminalError } from '../../shared/errors.js';
 import type {
+  Dialect,
   Disposable,
   OutputChunk,
   ReadRequest,
@@ -31,6 +32,8 @@ export interface PtyBackendSpawnRequest {
   cwd?: string;
   /** Execution world to open it in (SPEC §10); omitted = this machine. */
   world?: string;
+  /** Shell dialect (default: the backend's). */
+  shell?: Dialect;
 }
 
 /** One kind of terminal the service can open, registered under its `type`. */
@@ -64,6 +67,8 @@ export interface PtySpawnRequest {
   cwd?: string;
   /** Execution world to open it in (SPEC §10); omitted = this machine. */
   world?: string;
+  /** Shell dialect (default: the backend's). */
+  shell?: Dialect;
 }
 
 /** A session as its owner sees it. */
@@ -78,6 +83,8 @@ export interface PtySessionSnapshot {
   world?: string;
   /** Pid of the pty child (in its world's pid space). */
   pid: number;
+  /** The shell's dialect. */
+  shell: Dialect;
   /** Whether the shell is alive. */
   status: SessionStatus;
   /** Sandbox the session runs in, when confined by policy. */
@@ -202,6 +209,7 @@ export function createPtyService(): PtyService {
       type: record.type,
       ...(record.world === undefined ? {} : { world: record.world }),
       pid: session.pid,
+      shell: session.dialect,
       status,
       ...(session.sandbox === undefined ? {} : { sandbox: session.sandbox }),
       closing: record.closing !== undefined,
@@ -305,6 +313,7 @@ export function createPtyService(): PtyService {
             ...(request.name === undefined ? {} : { name: request.name }),
             ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
             ...(world === undefined ? {} : { world }),
+            ...(request.shell === undefined ? {} : { shell: request.shell }),
           },
           controller.signal,
         );
@@ -335,6 +344,7 @@ export function createPtyService(): PtyService {
           type: backend.type,
           ...(world === undefined ? {} : { world }),
           pid: session.pid,
+          shell: session.dialect,
           status,
           ...(session.sandbox === undefined ? {} : { sandbox: session.sandbox }),
           closing: false,

@@ -32,7 +32,7 @@ export interface ShellBackendOptions {
 export function createShellBackend({ type, engine, worlds, sandboxPolicy }: ShellBackendOptions): PtyBackend {
   return {
     type,
-    async spawn({ owner, name, cwd, world }, signal) {
+    async spawn({ owner, name, cwd, world, shell }, signal) {
       const far = world !== undefined && world !== LOCAL_WORLD;
       if (far && worlds === undefined) {
         throw new TerminalError('INVALID_ARGUMENT', `unknown world "${world}"; no worlds are configured`);
@@ -51,6 +51,7 @@ export function createShellBackend({ type, engine, worlds, sandboxPolicy }: Shel
               ? posix.resolve(selection.workspaceRoot, cwd ?? '.')
               : resolveCwd(cwd, selection.workspaceRoot),
             ...(name === undefined ? {} : { name }),
+            ...(shell === undefined ? {} : { dialect: shell }),
             sandbox: selection,
           },
           signal,
@@ -87,6 +88,7 @@ function releasingOnClose(session: TerminalSession, fence: SandboxFence): Termin
     pid: session.pid,
     motd: session.motd,
     sandbox: session.sandbox,
+    dialect: session.dialect,
     startSend: (request) => session.startSend(request),
     read: (request) => session.read(request),
     signal: (signal) => session.signal(signal),

@@ -1,7 +1,8 @@
-/** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS] [--world NAME=COMMAND …]`. */
+/** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--world NAME=COMMAND …]`. */
 import { resolve } from 'node:path';
+import { DIALECTS, isDialect } from '../../shared/dialects.js';
 import { TerminalError } from '../../shared/errors.js';
-import type { SandboxMode } from '../../shared/types.js';
+import type { Dialect, SandboxMode } from '../../shared/types.js';
 import { SANDBOX_MODES } from '../harness/sandbox-policy.js';
 import { splitCommandLine } from '../worlds/command-line.js';
 
@@ -17,7 +18,8 @@ export const MCP_DEFAULT_MODE: SandboxMode = 'workspace-write';
 export const MCP_DEFAULT_MAX_WAIT_MS = 50_000;
 
 /** Usage line of the subcommand, quoted by every options error. */
-const USAGE = 'agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS] [--world NAME=COMMAND …]';
+const USAGE =
+  'agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--world NAME=COMMAND …]';
 
 /** Parsed options. */
 export interface McpOptions {
@@ -29,12 +31,14 @@ export interface McpOptions {
   maxWaitMs: number;
   /** Execution worlds (SPEC §10): name → transport argv, from `--world NAME=COMMAND` (repeatable). */
   worlds?: Record<string, string[]>;
+  /** Shell of a `terminal_open` that names none (default: the engine's, bash). */
+  shell?: Dialect;
 }
 
 /**
- * Parses `--sandbox MODE`, `--workspace DIR`, `--max-wait MS` (each also as `--flag=value`) and
- * `--world NAME=COMMAND` (COMMAND split like a shell argv, see worlds/command-line.ts); throws
- * `INVALID_ARGUMENT`.
+ * Parses `--sandbox MODE`, `--workspace DIR`, `--shell NAME`, `--max-wait MS` (each also as
+ * `--flag=value`) and `--world NAME=COMMAND` (COMMAND split like a shell argv, see
+ * worlds/command-line.ts); throws `INVALID_ARGUMENT`.
  */
 export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): McpOptions {
   const options: McpOptions = {
@@ -62,6 +66,15 @@ export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): M
         );
       }
       options.mode = mode as SandboxMode;
+    } else if (flag === '--shell') {
+      const shell = value();
+      if (!isDialect(shell)) {
+        throw new TerminalError(
+          'INVALID_ARGUMENT',
+          `agent-pty mcp: --shell must be one of ${DIALECTS.join(', ')}; got '${shell}'`,
+        );
+      }
+      options.shell = shell;
     } else if (flag === '--workspace') {
       options.workspaceRoot = resolve(cwd, value());
     } else if (flag === '--max-wait') {

@@ -1,7 +1,7 @@
 /**
- * `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS] [--world NAME=COMMAND …]`: the
- * terminal tools over stdio (SPEC §7), with terminals on this machine and in the named execution
- * worlds (SPEC §10).
+ * `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--world
+ * NAME=COMMAND …]`: the terminal tools over stdio (SPEC §7), with terminals on this machine and in the
+ * named execution worlds (SPEC §10). `--shell` is the shell of a `terminal_open` that names none.
  * Every terminal belongs to the connection and is closed when it ends — stdin closes, or SIGTERM,
  * SIGINT or SIGHUP arrives — leaving no process behind. The default sandbox is `workspace-write` on
  * the current folder; a mode that cannot be enforced makes `terminal_open` fail with what to do.
@@ -30,7 +30,10 @@ export async function runMcpServer(argv: string[]): Promise<void> {
   const host = await createLocalHost({
     mode: options.mode,
     workspaceRoot: options.workspaceRoot,
-    ptyLocal: { worlds: options.worlds ?? {} },
+    ptyLocal: {
+      worlds: options.worlds ?? {},
+      ...(options.shell === undefined ? {} : { dialect: options.shell }),
+    },
   });
   const worldNames = Object.keys(options.worlds ?? {});
   const pty = host.service('pty');

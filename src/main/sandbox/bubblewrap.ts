@@ -6,6 +6,7 @@
  * - both: no network (a private network namespace) unless `policy.network`; a private PID namespace
  *   whose processes see and signal only each other, and which the kernel kills as a whole when its
  *   init (bwrap) dies; the host's service sockets and the user's credential stores hidden.
+ * - the policy's `readablePaths` (a dialect's per-session rc directory) bound read-only over all that.
  * The shell keeps its pty as controlling terminal (job control needs it); the engine probes it from
  * outside through the host's `/proc` by host pid, found from the namespace pid `$$` reports
  * (`proc-probe.ts`). What is left open is in docs/sandbox.md. Fails closed: a bwrap that is missing or
@@ -128,7 +129,14 @@ const NAMESPACE_ARGS: readonly string[] = Object.freeze([
 ]);
 
 /** Ordering of mounts that share a depth: later ranks are mounted over earlier ones. */
-const MountRank = { System: 0, Hidden: 1, Workspace: 2, ReExposed: 3, ExtraReadOnly: 4 } as const;
+const MountRank = {
+  System: 0,
+  Hidden: 1,
+  Workspace: 2,
+  ReExposed: 3,
+  Readable: 4,
+  ExtraReadOnly: 5,
+} as const;
 
 /** One of {@link MountRank}. */
 type MountRank = (typeof MountRank)[keyof typeof MountRank];
@@ -182,16 +190,22 @@ class BubblewrapSandbox implements SandboxProvider {
     }
     const workspace = await resolveWorkspace(policy.workspaceRoot);
     const tmpfsBytes = resolveTmpfsBytes(policy.tmpfsBytes);
+    const readable = await resolveReadablePaths(policy.readablePaths);
     // Memoized before the first await so concurrent first calls share one probe.
     this.availability ??= probeBubblewrap(this.bwrapPath);
     const bwrap = await this.availability;
-    const mounts = await this.mountArgs(workspace, tmpfsBytes, policy);
+    const mounts = await this.mountArgs(workspace, tmpfsBytes, readable, policy);
     const network = policy.network === true ? [] : ['--unshare-net'];
     return [bwrap, ...NAMESPACE_ARGS, ...network, ...mounts, '--', ...argv];
   }
 
   /** The mount arguments, parents before children so no later mount is hidden by an earlier one. */
-  private async mountArgs(workspace: string, tmpfsBytes: number, policy: SandboxPolicy): Promise<string[]> {
+  private async mountArgs(
+    workspace: string,
+    tmpfsBytes: number,
+    readable: readonly string[],
+    policy: SandboxPolicy,
+  ): Promise<string[]> {
     const steps: MountStep[] = [...systemMounts(tmpfsBytes)];
     const hiddenDirs: string[] = [];
     for (const hidden of await existingRealPaths(this.hiddenPaths)) {
@@ -217,6 +231,9 @@ class BubblewrapSandbox implements SandboxProvider {
           args: ['--ro-bind', resolv.path, resolv.path],
         });
       }
+    }
+    for (const target of readable) {
+      steps.push({ target, rank: MountRank.Readable, args: ['--ro-bind', target, target] });
     }
     for (const extra of await existingRealPaths(this.extraReadOnlyPaths)) {
       steps.push({
@@ -382,6 +399,34 @@ async function existingRealPaths(
     }
   }
   return [...found].map(([real, isDirectory]) => ({ path: real, isDirectory }));
+}
+
+/**
+ * The policy's `readablePaths` as real paths: each must be an absolute path that exists, else
+ * INVALID_ARGUMENT (a shell that cannot read its startup files would start without its prompt marker).
+ */
+async function resolveReadablePaths(paths: unknown): Promise<string[]> {
+  if (paths === undefined) return [];
+  if (!Array.isArray(paths)) {
+    throw new TerminalError('INVALID_ARGUMENT', 'sandbox readablePaths must be an array of absolute paths');
+  }
+  const resolved: string[] = [];
+  for (const candidate of paths) {
+    if (typeof candidate !== 'string' || !path.isAbsolute(candidate)) {
+      throw new TerminalError(
+        'INVALID_ARGUMENT',
+        `sandbox readablePaths must hold absolute paths, got ${JSON.stringify(candidate)}`,
+      );
+    }
+    try {
+      resolved.push(await realpath(candidate));
+    } catch (error) {
+      throw new TerminalError('INVALID_ARGUMENT', `sandbox readable path ${candidate} does not exist`, {
+        cause: error,
+      });
+    }
+  }
+  return resolved;
 }
 
 /** Validates option paths at creation, so a typo fails at load rather than at the first spawn. */

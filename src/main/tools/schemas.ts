@@ -1,5 +1,6 @@
 /** Zod schema pieces shared by several tools: the session id argument and the status/snapshot shapes. */
 import { z } from 'zod';
+import { DIALECTS } from '../../shared/dialects.js';
 import type { SessionStatus } from '../../shared/types.js';
 import { SANDBOX_MODES } from '../harness/sandbox-policy.js';
 
@@ -28,11 +29,15 @@ export function statusOutput(status: SessionStatus): z.infer<typeof sessionStatu
   return rest;
 }
 
+/** The shell dialect a session runs (SPEC §8). */
+export const shellOutput = z.enum(DIALECTS);
+
 /** One session as `terminal_list` reports it. */
 export const sessionSnapshotOutput = z.strictObject({
   sessionId: z.string(),
   name: z.string().optional(),
   type: z.string(),
+  shell: shellOutput,
   world: z.string().optional(),
   pid: z.number().int(),
   status: sessionStatusOutput,

@@ -10,7 +10,7 @@ export const terminalList = defineTool({
   name: 'terminal_list',
   title: 'List terminals',
   description:
-    'List your open terminal sessions: sessionId, name, type, pid, sandbox mode, and whether the shell ' +
+    'List your open terminal sessions: sessionId, name, type, shell, pid, sandbox mode, and whether the shell ' +
     'is still running. Use it to find a sessionId again.',
   hints: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   input: z.strictObject({}),
@@ -35,6 +35,7 @@ function renderSnapshot(session: PtySessionSnapshot): string {
     session.sessionId,
     ...(session.name === undefined ? [] : [`"${session.name}"`]),
     session.type,
+    session.shell,
     ...(session.world === undefined ? [] : [`world ${session.world}`]),
     `pid ${session.pid}`,
     session.sandbox === undefined ? 'unconfined' : session.sandbox.mode,

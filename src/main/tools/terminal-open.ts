@@ -1,9 +1,13 @@
-/** `terminal_open {type?, name?, cwd?}` → `{ sessionId, name?, type, pid, status, containment, motd }`. */
+/**
+ * `terminal_open {type?, name?, cwd?, shell?}` → `{ sessionId, name?, type, shell, pid, status,
+ * containment, motd }`.
+ */
 import { z } from 'zod';
+import { DIALECTS } from '../../shared/dialects.js';
 import { DEFAULT_BACKEND_TYPE } from '../harness/plugins/pty-local.js';
 import { renderSession } from './render.js';
 import { capTail } from './result-cap.js';
-import { containmentOutput, sessionStatusOutput, statusOutput } from './schemas.js';
+import { containmentOutput, sessionStatusOutput, shellOutput, statusOutput } from './schemas.js';
 import { DEFAULT_MAX_RESULT_BYTES, defineTool } from './tool.js';
 
 /** Longest accepted session name: a label, not a document. */
@@ -14,7 +18,7 @@ export const terminalOpen = defineTool({
   name: 'terminal_open',
   title: 'Open terminal',
   description:
-    'Open a persistent interactive terminal (a bash shell) and get its sessionId. The shell keeps its ' +
+    'Open a persistent interactive terminal (a bash shell unless shell says otherwise) and get its sessionId. The shell keeps its ' +
     'state between calls (working directory, variables, running programs such as a python3 REPL), so ' +
     'open one and reuse it; open another only to run things side by side. It starts in the workspace ' +
     'root unless cwd is given, under the sandbox mode shown in the result. Output is plain text: ' +
@@ -37,6 +41,10 @@ export const terminalOpen = defineTool({
       .min(1, 'must not be empty; omit it to start in the workspace root')
       .optional()
       .describe('Starting directory; relative paths resolve against the workspace root (default).'),
+    shell: z
+      .enum(DIALECTS, { error: `must be one of ${DIALECTS.join(', ')}; omit it for the server's default` })
+      .optional()
+      .describe(`Shell to run: ${DIALECTS.join(', ')} (default: the server's, usually bash).`),
     world: z
       .string({ error: 'must be a world name string; omit it to use this machine' })
       .min(1, 'must not be empty; omit it to use this machine')
@@ -47,6 +55,7 @@ export const terminalOpen = defineTool({
     sessionId: z.string(),
     name: z.string().optional(),
     type: z.string(),
+    shell: shellOutput,
     world: z.string().optional(),
     pid: z.number().int(),
     status: sessionStatusOutput,
@@ -60,6 +69,7 @@ export const terminalOpen = defineTool({
         type: args.type ?? DEFAULT_BACKEND_TYPE,
         ...(args.name === undefined ? {} : { name: args.name }),
         ...(args.cwd === undefined ? {} : { cwd: args.cwd }),
+        ...(args.shell === undefined ? {} : { shell: args.shell }),
         ...(args.world === undefined ? {} : { world: args.world }),
       },
       ctx.signal,
@@ -69,7 +79,7 @@ export const terminalOpen = defineTool({
         ? 'unconfined'
         : `sandbox ${opened.sandbox.mode}, workspace ${opened.sandbox.workspaceRoot}`;
     const header =
-      `Opened terminal session ${opened.sessionId} (${opened.type}${opened.world === undefined ? '' : ` in world ${opened.world}`}, pid ${opened.pid}, ${where}). ` +
+      `Opened terminal session ${opened.sessionId} (${opened.type}, ${opened.shell}${opened.world === undefined ? '' : ` in world ${opened.world}`}, pid ${opened.pid}, ${where}). ` +
       `Use terminal_send with sessionId "${opened.sessionId}" to run commands.`;
     const footer = renderSession(opened.status);
     const budget =
@@ -81,6 +91,7 @@ export const terminalOpen = defineTool({
         sessionId: opened.sessionId,
         ...(opened.name === undefined ? {} : { name: opened.name }),
         type: opened.type,
+        shell: opened.shell,
         ...(opened.world === undefined ? {} : { world: opened.world }),
         pid: opened.pid,
         status: statusOutput(opened.status),

@@ -204,6 +204,7 @@ class WorldServer {
       ...(session.name === undefined ? {} : { name: session.name }),
       pid: session.pid,
       motd: session.motd,
+      dialect: session.dialect,
       ...(session.sandbox === undefined ? {} : { sandbox: session.sandbox }),
     };
   }

@@ -7,6 +7,7 @@
 import { TerminalError } from '../../shared/errors.js';
 import type {
   Containment,
+  Dialect,
   Disposable,
   OutputChunk,
   ReadRequest,
@@ -31,6 +32,7 @@ export class WorldSession implements TerminalSession {
   readonly name: string | undefined;
   readonly pid: number;
   readonly motd: string;
+  readonly dialect: Dialect;
   readonly sandbox: SandboxSelection | undefined;
 
   private readonly listeners = new Set<(chunk: OutputChunk) => void>();
@@ -49,6 +51,7 @@ export class WorldSession implements TerminalSession {
     this.name = spawned.name;
     this.pid = spawned.pid;
     this.motd = spawned.motd;
+    this.dialect = (spawned.dialect ?? 'bash') as Dialect;
     this.sandbox = spawned.sandbox as SandboxSelection | undefined;
   }
 
