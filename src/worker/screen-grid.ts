@@ -131,7 +131,10 @@ export class ScreenGrid {
     for (let i = 0; i < end; i++) {
       const code = text.charCodeAt(i);
       if (code >= 0x20 && code < 0x7f) {
-        this.put(text[i]!, 1);
+        let runEnd = i + 1;
+        while (runEnd < end && isPrintableAscii(text.charCodeAt(runEnd))) runEnd += 1;
+        this.putAscii(text, i, runEnd);
+        i = runEnd - 1;
         continue;
       }
       if (code === 0x09) {
@@ -345,6 +348,61 @@ export class ScreenGrid {
     if (after > row.extent) row.extent = after;
     if (after < this.cols && cells[after] === WIDE_TAIL) cells[after] = EMPTY; // its left half was overwritten
     this.x = after;
+  }
+
+  /**
+   * Prints `text[from, to)`, printable ASCII only: what {@link put} does character by character, a
+   * row's worth at a time (a line without an end is mostly this).
+   */
+  private putAscii(text: string, from: number, to: number): void {
+    let i = from;
+    while (i < to) {
+      if (this.x >= this.cols) {
+        if (to - i > (this.rowCount + 1) * this.cols && this.scrollsWholeScreen()) {
+          i = this.scrollPast(text, i, to);
+          continue;
+        }
+        this.grid[this.y]!.continues = true;
+        this.x = 0;
+        this.lineFeed();
+      }
+      const row = this.grid[this.y]!;
+      const cells = row.cells;
+      const x = this.x;
+      const after = Math.min(this.cols, x + (to - i));
+      if (cells[x] === WIDE_TAIL && x > 0) cells[x - 1] = EMPTY; // overwriting the right half of a wide one
+      for (let c = x; c < after; c++) cells[c] = text[i++]!;
+      if (after > row.extent) row.extent = after;
+      if (after < this.cols && cells[after] === WIDE_TAIL) cells[after] = EMPTY; // its left half was overwritten
+      this.x = after;
+    }
+  }
+
+  /** Whether a line feed at the cursor scrolls the whole screen: the cursor on the last row, no scroll region. */
+  private scrollsWholeScreen(): boolean {
+    return this.y === this.bottom && this.top === 0 && this.bottom === this.rowCount - 1;
+  }
+
+  /**
+   * The wrap at a pending wrap (see {@link scrollsWholeScreen}) that more than a screen of `text[i,
+   * to)` (printable ASCII) follows: every row on the screen scrolls off, and so do the rows of the text
+   * that leave a screenful after them. Those are never drawn: the screen's rows are committed as
+   * scrolling would, the text's go to the head of the top line at once (a line without an end costs
+   * O(length) here, not a grid row each), and the screen is left blank with the cursor home, the rest
+   * of the text (more than a screen) still to print. Returns where the rest starts.
+   */
+  private scrollPast(text: string, i: number, to: number): number {
+    const grid = this.grid;
+    const last = this.rowCount - 1;
+    grid[last]!.continues = true;
+    for (let r = 0; r < last; r++) this.commitRow(grid[r]!, grid[r + 1]!);
+    this.commitRow(grid[last]!, blanked(grid[0]!)); // the text goes on after it: ASCII, not wide
+    for (let r = 1; r <= last; r++) blanked(grid[r]!);
+    const skipped = Math.floor((to - i - this.rowCount * this.cols) / this.cols) * this.cols;
+    this.headOfTopLine.append(text.slice(i, i + skipped));
+    this.x = 0;
+    this.y = 0;
+    return i + skipped;
   }
 
   /** A zero-width character joins the character before the cursor. */
@@ -572,6 +630,10 @@ export class ScreenGrid {
   private blankRow(): Row {
     return { cells: new Array<string>(this.cols).fill(EMPTY), extent: 0, continues: false };
   }
+}
+
+function isPrintableAscii(code: number): boolean {
+  return code >= 0x20 && code < 0x7f;
 }
 
 /** `row` emptied for reuse. */
