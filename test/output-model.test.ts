@@ -196,6 +196,11 @@ const small = fc.integer({ min: 0, max: 7 });
 const piece = fc.oneof(
   { weight: 6, arbitrary: word },
   { weight: 2, arbitrary: wide },
+  // Runs longer than a screen: the grid scrolls rows past that it never draws (a line without an end).
+  {
+    weight: 1,
+    arbitrary: fc.tuple(fc.integer({ min: 20, max: 400 }), word).map(([n, w]) => w.repeat(n).slice(0, n)),
+  },
   { weight: 1, arbitrary: fc.constantFrom('e\u0301', 'a\u0308') },
   { weight: 4, arbitrary: fc.constantFrom('\r\n', '\r', '\b', '\b\b\b') },
   { weight: 1, arbitrary: fc.constantFrom('\x1b[1;31m', '\x1b[0m') },

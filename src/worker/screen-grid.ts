@@ -12,6 +12,7 @@
  * over blank cells is remembered as a tab, so a line read back keeps its TAB where nothing overwrote it.
  */
 import { charWidth } from './char-width.js';
+import { LineTail } from './line-tail.js';
 
 /** A cell nothing was drawn in (or erased). */
 const EMPTY = '';
@@ -80,28 +81,27 @@ export class ScreenGrid {
   private cols: number;
   private grid: Row[];
   private readonly commit: (line: string) => void;
-  private readonly maxLineChars: number;
   /** Cursor column: 0…cols; `cols` means the last column was written and the next print wraps. */
   private x = 0;
   private y = 0;
   private top = 0;
   private bottom: number;
   private saved = { x: 0, y: 0 };
-  /** Rows of the line at the top that already scrolled off (it continues on row 0). */
-  private headOfTopLine = '';
+  /** Rows of the line at the top that already scrolled off (it continues on row 0), its newest `maxLineChars`. */
+  private readonly headOfTopLine: LineTail;
 
   constructor(options: ScreenGridOptions) {
     this.rowCount = options.rows;
     this.cols = options.cols;
     this.commit = options.commit;
-    this.maxLineChars = options.maxLineChars;
+    this.headOfTopLine = new LineTail(options.maxLineChars);
     this.bottom = this.rowCount - 1;
     this.grid = Array.from({ length: this.rowCount }, () => this.blankRow());
   }
 
   /** Whether the region is empty with the cursor home: nothing to show, nothing to commit. */
   get isBlank(): boolean {
-    return this.x === 0 && this.y === 0 && this.headOfTopLine === '' && this.rowsBlankFrom(0);
+    return this.x === 0 && this.y === 0 && this.headOfTopLine.isEmpty && this.rowsBlankFrom(0);
   }
 
   /**
@@ -121,7 +121,8 @@ export class ScreenGrid {
 
   /** Sets the text of the line whose head scrolled off before row 0 (used when the region is rebuilt). */
   setHeadOfTopLine(head: string): void {
-    this.headOfTopLine = head;
+    this.headOfTopLine.clear();
+    this.headOfTopLine.append(head);
   }
 
   /** Prints printable text (TAB allowed; no other control) at the cursor. */
@@ -130,7 +131,10 @@ export class ScreenGrid {
     for (let i = 0; i < end; i++) {
       const code = text.charCodeAt(i);
       if (code >= 0x20 && code < 0x7f) {
-        this.put(text[i]!, 1);
+        let runEnd = i + 1;
+        while (runEnd < end && isPrintableAscii(text.charCodeAt(runEnd))) runEnd += 1;
+        this.putAscii(text, i, runEnd);
+        i = runEnd - 1;
         continue;
       }
       if (code === 0x09) {
@@ -289,11 +293,11 @@ export class ScreenGrid {
       }
     }
     const lines: string[] = [];
-    let line = this.headOfTopLine;
+    let line = this.headOfTopLine.toString();
     for (let r = 0; r <= last; r++) {
       const row = this.grid[r]!;
       const joined = row.continues && r < last;
-      line += renderRow(row.cells, false, joined, joined && isWide(this.grid[r + 1]!.cells[0]!));
+      line += rowText(row, joined, joined && isWide(this.grid[r + 1]!.cells[0]!));
       if (row.continues && r < last) continue;
       lines.push(line);
       line = '';
@@ -317,7 +321,7 @@ export class ScreenGrid {
     for (let r = 0; r < this.rowCount; r++) this.grid[r] = this.blankRow();
     this.x = 0;
     this.y = 0;
-    this.headOfTopLine = '';
+    this.headOfTopLine.clear();
   }
 
   private put(char: string, width: number): void {
@@ -344,6 +348,61 @@ export class ScreenGrid {
     if (after > row.extent) row.extent = after;
     if (after < this.cols && cells[after] === WIDE_TAIL) cells[after] = EMPTY; // its left half was overwritten
     this.x = after;
+  }
+
+  /**
+   * Prints `text[from, to)`, printable ASCII only: what {@link put} does character by character, a
+   * row's worth at a time (a line without an end is mostly this).
+   */
+  private putAscii(text: string, from: number, to: number): void {
+    let i = from;
+    while (i < to) {
+      if (this.x >= this.cols) {
+        if (to - i > (this.rowCount + 1) * this.cols && this.scrollsWholeScreen()) {
+          i = this.scrollPast(text, i, to);
+          continue;
+        }
+        this.grid[this.y]!.continues = true;
+        this.x = 0;
+        this.lineFeed();
+      }
+      const row = this.grid[this.y]!;
+      const cells = row.cells;
+      const x = this.x;
+      const after = Math.min(this.cols, x + (to - i));
+      if (cells[x] === WIDE_TAIL && x > 0) cells[x - 1] = EMPTY; // overwriting the right half of a wide one
+      for (let c = x; c < after; c++) cells[c] = text[i++]!;
+      if (after > row.extent) row.extent = after;
+      if (after < this.cols && cells[after] === WIDE_TAIL) cells[after] = EMPTY; // its left half was overwritten
+      this.x = after;
+    }
+  }
+
+  /** Whether a line feed at the cursor scrolls the whole screen: the cursor on the last row, no scroll region. */
+  private scrollsWholeScreen(): boolean {
+    return this.y === this.bottom && this.top === 0 && this.bottom === this.rowCount - 1;
+  }
+
+  /**
+   * The wrap at a pending wrap (see {@link scrollsWholeScreen}) that more than a screen of `text[i,
+   * to)` (printable ASCII) follows: every row on the screen scrolls off, and so do the rows of the text
+   * that leave a screenful after them. Those are never drawn: the screen's rows are committed as
+   * scrolling would, the text's go to the head of the top line at once (a line without an end costs
+   * O(length) here, not a grid row each), and the screen is left blank with the cursor home, the rest
+   * of the text (more than a screen) still to print. Returns where the rest starts.
+   */
+  private scrollPast(text: string, i: number, to: number): number {
+    const grid = this.grid;
+    const last = this.rowCount - 1;
+    grid[last]!.continues = true;
+    for (let r = 0; r < last; r++) this.commitRow(grid[r]!, grid[r + 1]!);
+    this.commitRow(grid[last]!, blanked(grid[0]!)); // the text goes on after it: ASCII, not wide
+    for (let r = 1; r <= last; r++) blanked(grid[r]!);
+    const skipped = Math.floor((to - i - this.rowCount * this.cols) / this.cols) * this.cols;
+    this.headOfTopLine.append(text.slice(i, i + skipped));
+    this.x = 0;
+    this.y = 0;
+    return i + skipped;
   }
 
   /** A zero-width character joins the character before the cursor. */
@@ -408,20 +467,24 @@ export class ScreenGrid {
     this.y = 0;
   }
 
-  /** Rows scroll up within the region; a row leaving the top of the screen is committed. */
+  /**
+   * Rows scroll up within the region; a row leaving the top of the screen is committed. The row that
+   * leaves comes back blank at the bottom: a flood scrolls a row per `cols` characters, and a new row
+   * each time would live long enough to be promoted, filling the old generation with garbage.
+   */
   private scrollUp(count: number): void {
     for (let k = 0; k < count; k++) {
       const [gone] = this.grid.splice(this.top, 1);
       if (this.top === 0) this.commitRow(gone!, this.grid[0]!);
-      this.grid.splice(this.bottom, 0, this.blankRow());
+      this.grid.splice(this.bottom, 0, blanked(gone!));
     }
   }
 
   private scrollDown(count: number): void {
     if (this.top === 0) this.settleHead();
     for (let k = 0; k < count; k++) {
-      this.grid.splice(this.bottom, 1);
-      this.grid.splice(this.top, 0, this.blankRow());
+      const [gone] = this.grid.splice(this.bottom, 1);
+      this.grid.splice(this.top, 0, blanked(gone!));
     }
   }
 
@@ -429,8 +492,8 @@ export class ScreenGrid {
     if (this.y < this.top || this.y > this.bottom) return;
     if (this.y === 0) this.settleHead();
     for (let k = 0; k < Math.min(count, this.bottom - this.y + 1); k++) {
-      this.grid.splice(this.bottom, 1);
-      this.grid.splice(this.y, 0, this.blankRow());
+      const [gone] = this.grid.splice(this.bottom, 1);
+      this.grid.splice(this.y, 0, blanked(gone!));
     }
     this.x = 0;
   }
@@ -439,8 +502,8 @@ export class ScreenGrid {
     if (this.y < this.top || this.y > this.bottom) return;
     if (this.y === 0) this.settleHead();
     for (let k = 0; k < Math.min(count, this.bottom - this.y + 1); k++) {
-      this.grid.splice(this.y, 1);
-      this.grid.splice(this.bottom, 0, this.blankRow());
+      const [gone] = this.grid.splice(this.y, 1);
+      this.grid.splice(this.bottom, 0, blanked(gone!));
     }
     this.x = 0;
   }
@@ -520,7 +583,7 @@ export class ScreenGrid {
    * that text would lose a row.
    */
   private breakJoinsToBlankRows(): void {
-    if (this.headOfTopLine !== '' && cellsBlank(this.grid[0]!)) this.settleHead();
+    if (!this.headOfTopLine.isEmpty && cellsBlank(this.grid[0]!)) this.settleHead();
     for (let r = 0; r + 1 < this.rowCount; r++) {
       const row = this.grid[r]!;
       if (row.continues && cellsBlank(this.grid[r + 1]!)) row.continues = false;
@@ -532,24 +595,22 @@ export class ScreenGrid {
    * erased): its head is a line of its own.
    */
   private settleHead(): void {
-    if (this.headOfTopLine === '') return;
-    const head = this.headOfTopLine;
-    this.headOfTopLine = '';
+    if (this.headOfTopLine.isEmpty) return;
+    const head = this.headOfTopLine.toString();
+    this.headOfTopLine.clear();
     this.commit(head);
   }
 
   /** Commits `row`, the top row; `next` is the row below it, where its line goes on if it `continues`. */
   private commitRow(row: Row, next: Row): void {
-    const text = renderRow(row.cells, false, row.continues, row.continues && isWide(next.cells[0]!));
+    const text = rowText(row, row.continues, row.continues && isWide(next.cells[0]!));
     if (row.continues) {
-      const joined = this.headOfTopLine + text;
       // A line that never ends is held only up to its newest maxLineChars characters.
-      this.headOfTopLine =
-        joined.length > this.maxLineChars ? joined.slice(joined.length - this.maxLineChars) : joined;
+      this.headOfTopLine.append(text);
       return;
     }
-    this.commit(this.headOfTopLine + text);
-    this.headOfTopLine = '';
+    this.commit(this.headOfTopLine.toString() + text);
+    this.headOfTopLine.clear();
   }
 
   private clampedX(): number {
@@ -571,6 +632,18 @@ export class ScreenGrid {
   }
 }
 
+function isPrintableAscii(code: number): boolean {
+  return code >= 0x20 && code < 0x7f;
+}
+
+/** `row` emptied for reuse. */
+function blanked(row: Row): Row {
+  row.cells.fill(EMPTY);
+  row.extent = 0;
+  row.continues = false;
+  return row;
+}
+
 /** True when no cell holds anything. */
 function cellsBlank(row: Row): boolean {
   const cells = row.cells;
@@ -585,6 +658,24 @@ function cellsBlank(row: Row): boolean {
 function isWide(cell: string): boolean {
   if (cell === EMPTY || cell.charCodeAt(0) < 0x300) return false;
   return charWidth(cell.codePointAt(0)!) === 2;
+}
+
+/**
+ * A row's text as a line holds it ({@link renderRow} without expanding tabs). A row of plain
+ * characters only — what a flood fills — is joined in one go: a flat string, where appending cell by
+ * cell would build a chain of `cols` string pieces that a held line tail keeps alive.
+ */
+function rowText(row: Row, continues: boolean, nextStartsWide: boolean): string {
+  const cells = row.cells;
+  const extent = row.extent;
+  let plain = extent > 0 && (extent === cells.length || !continues);
+  for (let c = 0; plain && c < extent; c++) {
+    const cell = cells[c]!;
+    plain =
+      cell !== EMPTY && cell !== TAB_FILL && cell !== TAB_HEAD && cell !== WIDE_TAIL && cell !== WRAP_SKIP;
+  }
+  if (plain) return extent === cells.length ? cells.join('') : cells.slice(0, extent).join('');
+  return renderRow(cells, false, continues, nextStartsWide);
 }
 
 /**
