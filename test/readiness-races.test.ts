@@ -330,6 +330,25 @@ describe('SendOperation races', () => {
     expect((await op.done).waitReason).toBe('stdin_read');
   });
 
+  it('the shell in its line editor after only part of the typed line arrived is no proof; after the Enter it is', async () => {
+    // Under load the kernel can hand bash `echo x` before the final \r: readline echoes it and waits for
+    // the rest, in its line editor, with nothing run yet. That must not settle as a continuation prompt.
+    let current = sample(SHELL.pgrp, [thread(SHELL.pid, 'waiting', 10, 'pselect6')]);
+    const op = newOp(fakeEnvironment({ current: () => current }), { text: 'echo x', submit: true });
+    await op.start();
+    current = sample(SHELL.pgrp, [thread(SHELL.pid, 'waiting', 11, 'pselect6')]);
+    text(op, 'echo x');
+    op.endOfChunk();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(op.settled).toBe(false);
+    // The Enter's echo arrived and the shell waits in its line editor again: a continuation prompt.
+    newline(op);
+    text(op, '> ');
+    current = sample(SHELL.pgrp, [thread(SHELL.pid, 'waiting', 12, 'pselect6')]);
+    op.endOfChunk();
+    expect((await op.done).waitReason).toBe('stdin_read');
+  });
+
   it('at the wait bound: `running` when the foreground was read, `timeout` when it could not be', async () => {
     const busy = sample(200, [thread(200, 'not_waiting', 3, 'clock_nanosleep')]);
     const seen = newOp(fakeEnvironment({ current: () => busy }), {

@@ -180,6 +180,8 @@ export class SendOperation {
   private readonly policy: ReadinessPolicy;
   /** A caller's send without input: no write boundary, any wait already there is readiness. */
   private readonly waitOnly: boolean;
+  /** This send presses Enter after its input (see {@link lineEndSeen}). */
+  private readonly submitsInput: boolean;
   /** Where this send's result starts (the previous result's end). */
   private readonly resultMark: OutputMark;
   private deltaMark: OutputMark;
@@ -187,6 +189,13 @@ export class SendOperation {
   private readonly leftWait = new Set<number>();
   private readonly watch: PatternWatch | undefined;
   private hadOutput = false;
+  /**
+   * A line end arrived since the write boundary. The shell waiting in its line editor proves a wait
+   * (a continuation prompt, `read -e`) only after the echo of this send's Enter: the kernel may hand the
+   * typed text to the shell before its final `\r`, and the shell then waits in its line editor for the
+   * rest — with nothing run yet.
+   */
+  private lineEndSeen = false;
   private outputSeq = 0;
   private cancelRequested = false;
   private interruptsSent = 0;
@@ -219,6 +228,7 @@ export class SendOperation {
     this.tracker = env.prompt;
     this.policy = options.readiness ?? CALLER_SEND;
     this.waitOnly = !this.policy.startup && options.text === '' && !options.submit;
+    this.submitsInput = !this.policy.startup && options.submit;
     this.inputMayBePending =
       Buffer.byteLength(options.text) > LARGE_WRITE_BYTES ||
       /[\r\n]/.test(options.text.replace(/[\r\n]+$/, ''));
@@ -276,6 +286,7 @@ export class SendOperation {
     this.env.flushOutput();
     this.tracker.reset();
     this.hadOutput = false;
+    this.lineEndSeen = false;
     const atBoundary = this.env.sample();
     this.baseline = baselineOf(atBoundary);
     const shell = this.env.shell();
@@ -314,6 +325,7 @@ export class SendOperation {
   /** End of line. */
   newline(): void {
     if (!this.collecting()) return;
+    this.lineEndSeen = true;
     this.watch?.newline();
     this.outputPending = true;
   }
@@ -321,6 +333,7 @@ export class SendOperation {
   /** Several lines at once. */
   textBlock(block: string): void {
     if (!this.collecting()) return;
+    if (!this.lineEndSeen && block.includes('\n')) this.lineEndSeen = true;
     this.watch?.textBlock(block);
     this.outputPending = true;
   }
@@ -545,7 +558,8 @@ export class SendOperation {
       sample,
       baseline: this.baseline,
       leftWait: this.leftWait,
-      shellEditorCounts: this.interruptsSent === 0 && !this.cancelRequested,
+      shellEditorCounts:
+        this.interruptsSent === 0 && !this.cancelRequested && (this.lineEndSeen || !this.submitsInput),
     });
     if (verdict.kind === 'prompt' || verdict.kind === 'stdin_wait') {
       if (this.proveWait(verdict, sample)) return;
