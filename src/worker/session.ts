@@ -10,10 +10,12 @@ import { threadId } from 'node:worker_threads';
 import * as pty from 'node-pty';
 import { TerminalError } from '../shared/errors.js';
 import { assertInputWithinLimit } from '../shared/input-limit.js';
+import { DisposableOwner } from '../shared/lifecycle.js';
 import type { ProcessIdentity } from '../shared/proc-stat.js';
 import type { LaunchInfo, SendSpec, SessionLaunchSpec, ThreadFaultKind } from '../shared/protocol.js';
 import type {
   Containment,
+  Disposable,
   ForegroundProcess,
   ReadRequest,
   ReadResult,
@@ -79,8 +81,11 @@ interface UnixPtyExtras {
   on?: (event: 'close', listener: () => void) => void;
 }
 
-/** A terminal session. Create, `launch()`, `awaitStartup()`, then send/read/signal; `close()` at the end. */
-export class SessionCore {
+/**
+ * A terminal session. Create, `launch()`, `awaitStartup()`, then send/read/signal; `close()` at the end.
+ * Every timer and listener it arms is registered with its store, which a successful close disposes.
+ */
+export class SessionCore extends DisposableOwner {
   /** Resolves once the session is closed for good (teardown verified). */
   readonly finished: Promise<SessionOutcome>;
 
@@ -132,6 +137,8 @@ export class SessionCore {
     /** Where this thread creates session cgroups; without one the session uses process-tree teardown. */
     private readonly cgroupHome?: CgroupHome,
   ) {
+    super();
+    if (live !== undefined) this.owned.add(live);
     const { config } = spec;
     this.scrollback = new LineRing({ maxLines: config.scrollbackLines, maxBytes: config.scrollbackMaxBytes });
     this.outputWindow = new OutputWindow(this.scrollback);
@@ -230,8 +237,17 @@ export class SessionCore {
       this.lastReplyAt = performance.now();
     });
     this.writer = writer;
+    this.owned.own('pty input writer', () => writer.close());
     // Once node-pty closed the fd, its number may be reused by another file: write nothing more.
-    extras.on?.('close', () => this.stopWriting());
+    // node-pty's removeListener('close') looks on the socket, not where 'close' listeners are kept:
+    // the guard stands in for the removal.
+    let closeListened = true;
+    extras.on?.('close', () => {
+      if (closeListened) this.stopWriting();
+    });
+    this.owned.own('pty close listener', () => {
+      closeListened = false;
+    });
     this.ttyRdev = statSync(extras.ptsName).rdev;
     this.root = identityOf(term.pid) ?? { pid: term.pid, startTime: -1 };
     const gate = new ReplyGate({
@@ -248,7 +264,7 @@ export class SessionCore {
         return true;
       },
     });
-    this.replyGate = gate;
+    this.replyGate = this.owned.add(gate);
     this.replier = new TerminalReplier({
       cols: spec.cols,
       rows: spec.rows,
@@ -257,6 +273,7 @@ export class SessionCore {
       isPromptMarker: (payload) => parseOwnedMarker(payload, this.nonce) !== undefined,
       onPromptMarker: () => gate.markerParsed(),
     });
+    this.owned.add(this.replier);
     // One deadline covers the whole startup, however many phases the dialect needs (SPEC §8).
     this.startupDeadline = performance.now() + spec.config.timeoutMs;
     this.startup = new SendOperation(this.sendEnvironment(), {
@@ -266,11 +283,13 @@ export class SessionCore {
       deadlineAt: this.startupDeadline,
     });
     void this.startup.start();
-    term.onData((chunk) => this.onData(chunk));
-    term.onExit(({ exitCode, signal }) => {
+    const dataListener = term.onData((chunk) => this.onData(chunk));
+    this.owned.own('pty data listener', () => dataListener.dispose());
+    const exitListener = term.onExit(({ exitCode, signal }) => {
       // Never tear anything down inside node-pty's exit callback (SPEC §2): defer to a fresh tick.
-      setImmediate(() => this.onExit(exitCode, signal));
+      this.owned.immediate('pty exit handling', () => this.onExit(exitCode, signal));
     });
+    this.owned.own('pty exit listener', () => exitListener.dispose());
     return { identity: this.root, ttyPath: extras.ptsName, threadId, cgroupDir: this.cgroup?.dir };
   }
 
@@ -453,8 +472,7 @@ export class SessionCore {
     }
     if (killContainer !== undefined) this.cgroup?.remove();
     op?.sessionExited();
-    this.replier?.dispose();
-    this.live?.dispose();
+    this.dispose(); // the replier, the live stream, the pty's listeners and every timer left
     const outcome: SessionOutcome = { status: this.exitStatus, reason };
     this.resolveFinished(outcome);
     return outcome;
@@ -484,12 +502,12 @@ export class SessionCore {
   }
 
   private async waitForExitEvent(): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
+    let timer: Disposable | undefined;
     const bound = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, EXIT_EVENT_WAIT_MS);
+      timer = this.owned.timeout('exit event wait', EXIT_EVENT_WAIT_MS, resolve);
     });
     await Promise.race([this.exited, bound]);
-    clearTimeout(timer);
+    timer?.dispose();
   }
 
   /**
@@ -497,12 +515,13 @@ export class SessionCore {
    * delay. Reads that arrive in the same turn are processed together.
    */
   private onData(chunk: string): void {
+    if (this.disposed) return;
     this.pendingOutput.push(chunk);
     this.pendingChars += chunk.length;
     this.limitBacklog();
     if (this.outputScheduled) return;
     this.outputScheduled = true;
-    setImmediate(this.processOutput);
+    this.owned.immediate('output processing', this.processOutput);
   }
 
   /**
@@ -520,7 +539,7 @@ export class SessionCore {
   private readonly processOutput = (): void => {
     this.outputScheduled = false;
     const pending = this.pendingOutput;
-    if (pending.length === 0) return;
+    if (pending.length === 0 || this.disposed) return;
     let take = 0;
     let chars = 0;
     while (take < pending.length && chars < PROCESS_SLICE_CHARS) chars += pending[take++]!.length;
@@ -550,7 +569,7 @@ export class SessionCore {
     this.limitBacklog();
     if (this.pendingOutput.length > 0 && !this.outputScheduled) {
       this.outputScheduled = true;
-      setImmediate(this.processOutput);
+      this.owned.immediate('output processing', this.processOutput);
     }
   };
 
@@ -565,7 +584,7 @@ export class SessionCore {
    */
   private limitBacklog(): void {
     const term = this.term;
-    if (term === undefined) return;
+    if (term === undefined || this.disposed) return;
     if (this.readingPaused) {
       if (this.unprocessedChars() > RESUME_READING_AT_CHARS) this.awaitReplierBacklog();
       else {
@@ -602,7 +621,7 @@ export class SessionCore {
 
   /** Nothing more is written to the terminal: held replies are dropped, pending input is cancelled. */
   private stopWriting(): void {
-    this.replyGate?.close();
+    this.replyGate?.dispose();
     this.writer?.close();
   }
 
