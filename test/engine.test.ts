@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { isAlive, isTerminalError, type TerminalSession, testEngine, ttyOf } from './support/engine.js';
+import { isAlive, isTerminalError, testEngine, testingEngine, ttyOf } from './support/engine.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/host-exit.mjs', import.meta.url));
 
@@ -56,7 +56,7 @@ describe('engine: shutdown', () => {
   });
 
   it('a session whose close failed is still closed by engine.close(), without aborting the host', async () => {
-    const engine = await testEngine({ faultInjection: { failTeardowns: 1 }, disposeGraceMs: 100 });
+    const engine = await testingEngine({ disposeGraceMs: 100 }, { failTeardowns: 1 });
     const session = await engine.spawn();
     await session.startSend({ text: 'sleep 1000 &' }).done;
     await expect(session.close()).rejects.toMatchObject({ code: 'CLEANUP_FAILED' });
@@ -93,13 +93,11 @@ describe('engine: shutdown', () => {
 describe('engine: a dying engine thread', () => {
   for (const kind of ['throw', 'exit'] as const) {
     it(`(${kind}) rejects pending and later calls with ENGINE_THREAD_DIED, and its shells are killed`, async () => {
-      const engine = await testEngine({ faultInjection: {} });
+      const engine = await testingEngine();
       const session = await engine.spawn();
       const pending = session.startSend({ text: 'sleep 100' });
       await new Promise((resolve) => setTimeout(resolve, 100));
-      await (
-        session as TerminalSession & { crashThreadForTest(k: string): Promise<void> }
-      ).crashThreadForTest(kind);
+      await engine.crashThread(session, kind);
       await expect(pending.done).rejects.toMatchObject({ code: 'ENGINE_THREAD_DIED' });
       await expect(session.read()).rejects.toMatchObject({ code: 'ENGINE_THREAD_DIED' });
       await expect(session.signal('SIGINT')).rejects.toSatisfy((e) =>

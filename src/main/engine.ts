@@ -11,12 +11,16 @@ import { installErrorTransfer, portEndpoint } from '../shared/comlink-bridge.js'
 import { type EngineConfig, type EngineConfigInput, resolveEngineConfig } from '../shared/config.js';
 import { TerminalBackendCleanupError, TerminalError } from '../shared/errors.js';
 import { type ProcessIdentity, parseProcStat } from '../shared/proc-stat.js';
-import type {
-  EngineWorkerData,
-  FaultPlan,
-  RemoteSessionApi,
-  SessionLaunchSpec,
-  SessionTaskData,
+import {
+  type EngineWorkerData,
+  type FaultPlan,
+  type RemoteSessionApi,
+  type SessionLaunchSpec,
+  type SessionTaskData,
+  THREAD_DIAGNOSTICS_TASK,
+  type ThreadDiagnostics,
+  type ThreadFaultApi,
+  type ThreadFaultKind,
 } from '../shared/protocol.js';
 import type { SandboxProvider } from '../shared/sandbox.js';
 import type { PtyEngine, SpawnOptions, TerminalSession } from '../shared/types.js';
@@ -33,8 +37,6 @@ export interface EngineOptions extends EngineConfigInput {
   sandbox?: SandboxProvider;
   /** V8 heap limits of each engine thread. */
   resourceLimits?: ResourceLimits;
-  /** Test-only: deliberate failures (never set this in production). */
-  faultInjection?: FaultPlan;
 }
 
 /** Piscina keeps an idle thread this long; a thread with live sessions is never idle (its tasks run). */
@@ -58,10 +60,18 @@ const WORKER_FILE = new URL('../worker/engine-worker.js', import.meta.url).href;
 
 /** Creates an engine. Rejects with INVALID_CONFIG naming the field when the configuration is invalid. */
 export async function createPtyEngine(options: EngineOptions = {}): Promise<PtyEngine & EngineInternals> {
-  const { sandbox, resourceLimits, faultInjection, ...configInput } = options;
+  return openEngine(options, undefined);
+}
+
+/**
+ * Creates an engine whose sessions carry `faults` (the internal test entry, src/main/testing.ts, is the
+ * only caller that passes any).
+ */
+export function openEngine(options: EngineOptions, faults: FaultPlan | undefined): Engine {
+  const { sandbox, resourceLimits, ...configInput } = options;
   const config = resolveEngineConfig(configInput);
   installErrorTransfer();
-  return new Engine(config, sandbox, resourceLimits, faultInjection);
+  return new Engine(config, sandbox, resourceLimits, faults);
 }
 
 /** Diagnostics the engine offers beyond the public interface (used by tests and the benchmark). */
@@ -72,7 +82,8 @@ export interface EngineInternals {
   threadCount(): number;
 }
 
-class Engine implements PtyEngine, EngineInternals {
+/** The engine. Its methods beyond `PtyEngine` and `EngineInternals` are typed for the test entry only. */
+export class Engine implements PtyEngine, EngineInternals {
   private readonly pool: Piscina;
   private readonly guard = new HostExitGuard();
   private readonly live = new Map<string, RemoteSession>();
@@ -94,6 +105,8 @@ class Engine implements PtyEngine, EngineInternals {
    * native call never exits; sessions placed on it then fail by their own missing heartbeat.
    */
   private readonly replacements = new Set<Promise<void>>();
+  /** How to crash the thread of each running session task (only with a fault plan). */
+  private readonly crashers = new Map<string, (kind: ThreadFaultKind) => Promise<void>>();
   private nextId = 1;
   private closing: Promise<void> | undefined;
 
@@ -141,6 +154,22 @@ class Engine implements PtyEngine, EngineInternals {
   close(): Promise<void> {
     this.closing ??= this.closeAll();
     return this.closing;
+  }
+
+  /** Makes the thread hosting `session` die or wedge; only on an engine with a fault plan. */
+  crashThread(session: TerminalSession, kind: ThreadFaultKind): Promise<void> {
+    const crash = this.live.get(session.id) === session ? this.crashers.get(session.id) : undefined;
+    if (crash === undefined) {
+      return Promise.reject(
+        new TerminalError('INVALID_ARGUMENT', 'fault injection is not enabled for this session'),
+      );
+    }
+    return crash(kind);
+  }
+
+  /** What an engine thread holds now (with `threads: 1`, the only one); see `ThreadDiagnostics`. */
+  threadDiagnostics(): Promise<ThreadDiagnostics> {
+    return this.pool.run(undefined, { name: THREAD_DIAGNOSTICS_TASK });
   }
 
   private async spawnSession(
@@ -218,6 +247,10 @@ class Engine implements PtyEngine, EngineInternals {
     });
     const remote = Comlink.wrap<RemoteSessionApi>(portEndpoint(control.port1));
     const call = <T>(invoke: () => Promise<T>): Promise<T> => raceDeath(invoke(), death);
+    if (this.faults !== undefined) {
+      const faults = remote as unknown as Comlink.Remote<ThreadFaultApi>;
+      this.crashers.set(id, (kind) => call(() => faults.crashThread(kind)));
+    }
     const dropPorts = () => {
       control.port1.close();
       data.port1.close();
@@ -228,6 +261,7 @@ class Engine implements PtyEngine, EngineInternals {
       dropPorts();
     };
     const forgetTask = () => {
+      this.crashers.delete(id);
       this.tasks.delete(id);
       this.placements.delete(id);
       this.heartbeats.unwatch(id);

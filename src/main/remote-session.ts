@@ -7,7 +7,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type * as Comlink from 'comlink';
 import { TerminalError } from '../shared/errors.js';
 import { assertInputWithinLimit } from '../shared/input-limit.js';
-import type { RemoteSessionApi, ThreadFaultKind } from '../shared/protocol.js';
+import type { RemoteSessionApi } from '../shared/protocol.js';
 import type {
   Disposable,
   OutputChunk,
@@ -166,11 +166,6 @@ export class RemoteSession implements TerminalSession {
       throw error;
     });
     return this.closeCall;
-  }
-
-  /** Test-only: makes the engine thread hosting this session die or wedge. */
-  crashThreadForTest(kind: ThreadFaultKind): Promise<void> {
-    return this.call(() => this.remote.crashThreadForTest(kind));
   }
 
   private call<T>(invoke: () => Promise<T>): Promise<T> {

@@ -12,7 +12,7 @@ import { TerminalError } from '../shared/errors.js';
 import { assertInputWithinLimit } from '../shared/input-limit.js';
 import { DisposableOwner } from '../shared/lifecycle.js';
 import type { ProcessIdentity } from '../shared/proc-stat.js';
-import type { LaunchInfo, SendSpec, SessionLaunchSpec, ThreadFaultKind } from '../shared/protocol.js';
+import type { LaunchInfo, SendSpec, SessionLaunchSpec } from '../shared/protocol.js';
 import type {
   Containment,
   Disposable,
@@ -28,6 +28,7 @@ import type {
 } from '../shared/types.js';
 import { type CgroupHome, JOIN_FAILED_EXIT_CODE, type SessionCgroup } from './cgroup.js';
 import { buildShellEnvironment } from './environment.js';
+import { TeardownFaults } from './fault-injection.js';
 import { verifiedForegroundGroup } from './foreground-group.js';
 import { LineFeeds } from './line-feeds.js';
 import { LineRing } from './line-ring.js';
@@ -53,8 +54,6 @@ import { TerminalReplier } from './terminal-replier.js';
 const EXIT_EVENT_WAIT_MS = 2_000;
 /** Small reads are joined up to this size; a larger read is processed alone (see `processOutput`). */
 const PROCESS_SLICE_CHARS = 4 * 1024;
-/** Elements per allocation of the 'oom' fault: 512 KiB steps reach a small heap limit in moments. */
-const OOM_STEP_ELEMENTS = 64 * 1024;
 /**
  * Output read but not yet processed (pending reads plus the replier's unparsed backlog), in characters,
  * at most before reading pauses. xterm parses text without line feeds at ~13 MB/s here while a pty
@@ -128,7 +127,8 @@ export class SessionCore extends DisposableOwner {
   /** When the replier last wrote a terminal reply (readiness gives the reader time to take it). */
   private lastReplyAt = Number.NEGATIVE_INFINITY;
   private closeAttempt: Promise<SessionOutcome> | undefined;
-  private failTeardowns: number;
+  /** Planned teardown failures (tests only, through the internal test entry). */
+  private readonly teardownFaults: TeardownFaults | undefined;
   private resolveFinished!: (outcome: SessionOutcome) => void;
 
   constructor(
@@ -145,7 +145,7 @@ export class SessionCore extends DisposableOwner {
     this.resultCursor = this.outputWindow.mark();
     this.prompt = new PromptTracker(this.nonce);
     this.sanitizer = new OutputSanitizer({ maxPendingChars: config.maxReadBytes });
-    this.failTeardowns = spec.faults?.failTeardowns ?? 0;
+    this.teardownFaults = spec.faults === undefined ? undefined : new TeardownFaults(spec.faults);
     this.finished = new Promise((resolve) => {
       this.resolveFinished = resolve;
     });
@@ -446,11 +446,6 @@ export class SessionCore extends DisposableOwner {
     return this.closeAttempt;
   }
 
-  /** Test-only: kills or wedges the engine thread from outside any handler (after the call's reply). */
-  crashThreadForTest(kind: ThreadFaultKind): void {
-    setTimeout(() => injectThreadFault(kind), 0);
-  }
-
   private async runClose(reason: string): Promise<SessionOutcome> {
     const op = this.active?.op ?? this.startup;
     op?.stopReadiness();
@@ -461,7 +456,7 @@ export class SessionCore extends DisposableOwner {
       this.readingPaused = false;
       this.term?.resume();
     }
-    const kill = this.killFunction();
+    const kill = this.teardownFaults?.nextKill();
     // Fault injection swallows every kill of the attempt, the container's included.
     const killContainer = kill === undefined ? this.containerKill() : undefined;
     if (this.root !== undefined) {
@@ -493,12 +488,6 @@ export class SessionCore extends DisposableOwner {
       return;
     }
     this.cgroup = undefined;
-  }
-
-  private killFunction(): ((pid: number, signal: NodeJS.Signals) => void) | undefined {
-    if (this.failTeardowns <= 0) return undefined;
-    this.failTeardowns--;
-    return () => undefined; // fault injection: every kill of this attempt is swallowed
   }
 
   private async waitForExitEvent(): Promise<void> {
@@ -757,25 +746,6 @@ export class SessionCore extends DisposableOwner {
     if (stat === undefined) return undefined;
     this.shellIdentity = { pid: stat.pid, pgrp: stat.pgrp, markerPid: candidate.shellPid };
     return this.shellIdentity;
-  }
-}
-
-/** Where a test-only thread fault happens (`ThreadFaultKind`). */
-function injectThreadFault(kind: ThreadFaultKind): void {
-  switch (kind) {
-    case 'throw':
-      throw new Error('injected engine thread crash');
-    case 'exit':
-      process.exit(1);
-      break;
-    case 'spin':
-      for (;;) {
-        // wedged: the event loop never turns again
-      }
-    case 'oom': {
-      const hoard: number[][] = [];
-      for (;;) hoard.push(new Array(OOM_STEP_ELEMENTS).fill(hoard.length));
-    }
   }
 }
 

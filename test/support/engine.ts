@@ -5,8 +5,10 @@
 import { readFileSync, readlinkSync } from 'node:fs';
 import { afterEach } from 'vitest';
 import { createPtyEngine, type EngineOptions } from '../../dist/main/index.js';
+import { createTestingEngine, type FaultPlan, type TestingEngine } from '../../dist/main/testing.js';
 
 export * from '../../dist/main/index.js';
+export type { ThreadDiagnostics } from '../../dist/main/testing.js';
 
 type Engine = Awaited<ReturnType<typeof createPtyEngine>>;
 const open = new Set<Engine>();
@@ -14,6 +16,19 @@ const open = new Set<Engine>();
 /** Creates an engine that is closed after the current test (before the leak checks run). */
 export async function testEngine(options: EngineOptions = {}): Promise<Engine> {
   const engine = await createPtyEngine(options);
+  open.add(engine);
+  return engine;
+}
+
+/**
+ * Like `testEngine`, through the internal test entry: its sessions carry `faults`, its threads can be
+ * crashed, and it reports what a thread holds.
+ */
+export async function testingEngine(
+  options: EngineOptions = {},
+  faults: FaultPlan = {},
+): Promise<TestingEngine> {
+  const engine = await createTestingEngine(options, faults);
   open.add(engine);
   return engine;
 }
