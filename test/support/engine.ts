@@ -6,6 +6,8 @@ import { readFileSync, readlinkSync } from 'node:fs';
 import { afterEach } from 'vitest';
 import { createPtyEngine, type EngineOptions } from '../../dist/main/index.js';
 import { createTestingEngine, type FaultPlan, type TestingEngine } from '../../dist/main/testing.js';
+import { liveDescendants } from './leaks.js';
+import { until } from './until.js';
 
 export * from '../../dist/main/index.js';
 export type { ThreadDiagnostics } from '../../dist/main/testing.js';
@@ -38,6 +40,15 @@ afterEach(async () => {
   open.clear();
   await Promise.allSettled(engines.map((engine) => engine.close()));
 });
+
+/**
+ * Resolves once a process named `comm` runs in the tree of the session whose pty child is `pid` (polled
+ * from /proc: the kernel offers no event for it). A test that acts on a running command waits for this,
+ * never for a fixed time.
+ */
+export async function commandRunning(pid: number, comm: string): Promise<void> {
+  await until(`${comm} running in session ${pid}`, () => liveDescendants(pid).some((p) => p.comm === comm));
+}
 
 /** The terminal a process has on fd 0, e.g. /dev/pts/3. */
 export function ttyOf(pid: number): string {
