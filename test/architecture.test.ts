@@ -120,6 +120,13 @@ describe('architecture', () => {
     expect(cycles).toEqual([]);
   });
 
+  it('lists the sandbox modes in one place (SANDBOX_MODES in src/shared/types.ts)', () => {
+    const listing = files.filter((file) =>
+      /'read-only',\s*'workspace-write'/.test(readFileSync(file, 'utf8')),
+    );
+    expect(listing.map((file) => relative(SRC, file))).toEqual(['shared/types.ts']);
+  });
+
   it('front ends reach sessions only through ctx.pty or the engine API (the rule itself)', () => {
     const violation = (from: string, line: string) => frontEndViolation(from, importClauses(line)[0]!);
     // What the front ends do today.
@@ -134,10 +141,10 @@ describe('architecture', () => {
       undefined,
     );
     // What they must not do.
-    expect(violation('main/tools/x.ts', "import { RemoteSession } from '../remote-session.js';")).toMatch(
+    expect(violation('main/tools/x.ts', "import { ThreadSession } from '../thread-session.js';")).toMatch(
       /engine internal/,
     );
-    expect(violation('main/mcp/x.ts', "import { ThreadSession } from '../thread-session.js';")).toMatch(
+    expect(violation('main/mcp/x.ts', "import { raceDeath } from '../thread-session.js';")).toMatch(
       /engine internal/,
     );
     expect(violation('main/cli/x.ts', "import { Engine, createPtyEngine } from '../engine.js';")).toMatch(
@@ -153,7 +160,7 @@ describe('architecture', () => {
     );
     // Elsewhere in src/main the engine's modules are open.
     expect(
-      violation('main/engine.ts', "import { RemoteSession } from './remote-session.js';"),
+      violation('main/engine.ts', "import { ThreadSession } from './thread-session.js';"),
     ).toBeUndefined();
   });
 

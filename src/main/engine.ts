@@ -14,9 +14,9 @@ import { type ProcessIdentity, parseProcStat } from '../shared/proc-stat.js';
 import {
   type EngineWorkerData,
   type FaultPlan,
-  type RemoteSessionApi,
   type SessionLaunchSpec,
   type SessionTaskData,
+  type SessionThreadApi,
   THREAD_DIAGNOSTICS_TASK,
   type ThreadDiagnostics,
   type ThreadFaultApi,
@@ -26,10 +26,10 @@ import type { SandboxProvider } from '../shared/sandbox.js';
 import type { PtyEngine, SpawnOptions, TerminalSession } from '../shared/types.js';
 import { HeartbeatMonitor, type HeartbeatStall } from './heartbeat-monitor.js';
 import { HostExitGuard } from './host-exit-guard.js';
-import { RemoteSession, raceDeath } from './remote-session.js';
 import { SerialLock } from './serial-lock.js';
 import { resolveShellArgv } from './shell-command.js';
 import { validateSpawnOptions } from './spawn-options.js';
+import { raceDeath, ThreadSession } from './thread-session.js';
 
 /** Options of {@link createPtyEngine}: the configuration of SPEC §3 plus host-side facilities. */
 export interface EngineOptions extends EngineConfigInput {
@@ -86,7 +86,7 @@ export interface EngineInternals {
 export class Engine implements PtyEngine, EngineInternals {
   private readonly pool: Piscina;
   private readonly guard = new HostExitGuard();
-  private readonly live = new Map<string, RemoteSession>();
+  private readonly live = new Map<string, ThreadSession>();
   private readonly pending = new Set<Promise<unknown>>();
   /**
    * Every session task still running in a thread, published or not, with how to close it again. A
@@ -245,10 +245,10 @@ export class Engine implements PtyEngine, EngineInternals {
         }),
       );
     });
-    const remote = Comlink.wrap<RemoteSessionApi>(portEndpoint(control.port1));
+    const proxy = Comlink.wrap<SessionThreadApi>(portEndpoint(control.port1));
     const call = <T>(invoke: () => Promise<T>): Promise<T> => raceDeath(invoke(), death);
     if (this.faults !== undefined) {
-      const faults = remote as unknown as Comlink.Remote<ThreadFaultApi>;
+      const faults = proxy as unknown as Comlink.Remote<ThreadFaultApi>;
       this.crashers.set(id, (kind) => call(() => faults.crashThread(kind)));
     }
     const dropPorts = () => {
@@ -256,7 +256,7 @@ export class Engine implements PtyEngine, EngineInternals {
       data.port1.close();
     };
     const closeUnpublished = async () => {
-      await call(() => remote.close('engine closed'));
+      await call(() => proxy.close('engine closed'));
       await raceDeath(task, death).catch(() => undefined);
       dropPorts();
     };
@@ -270,24 +270,24 @@ export class Engine implements PtyEngine, EngineInternals {
 
     let launched = false;
     try {
-      const info = await this.launchLock.run(() => call(() => remote.launch()));
+      const info = await this.launchLock.run(() => call(() => proxy.launch()));
       hostThread = this.pool.threads.find((thread) => thread.threadId === info.threadId);
       placement.threadId = info.threadId;
       launched = true;
       this.tasks.set(id, closeUnpublished);
       this.guard.register(id, info.identity, info.cgroupDir);
       const { motd } = await withAbort(
-        call(() => remote.awaitStartup()),
+        call(() => proxy.awaitStartup()),
         signal,
       );
-      const session = new RemoteSession({
+      const session = new ThreadSession({
         id,
         name: options.name,
         pid: info.identity.pid,
         motd,
         sandbox: selection,
         maxInputBytes: this.config.maxInputBytes,
-        remote,
+        proxy,
         controlPort: control.port1,
         dataPort: data.port1,
         death,
@@ -305,7 +305,7 @@ export class Engine implements PtyEngine, EngineInternals {
       const failure = signal?.aborted ? signal.reason : error;
       if (launched) {
         try {
-          await call(() => remote.close('spawn failed'));
+          await call(() => proxy.close('spawn failed'));
           await raceDeath(task, death).catch(() => undefined);
           this.guard.unregister(id);
         } catch (cleanupError) {
@@ -319,7 +319,7 @@ export class Engine implements PtyEngine, EngineInternals {
         }
       } else {
         // Never launched: end the task so the thread holds nothing (the port close ends Comlink).
-        void call(() => remote.close('spawn failed')).catch(() => undefined);
+        void call(() => proxy.close('spawn failed')).catch(() => undefined);
       }
       dropPorts();
       throw failure;

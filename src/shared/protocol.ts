@@ -88,7 +88,7 @@ export interface LaunchInfo {
 }
 
 /** The control-plane interface an engine thread exposes for one session (wrapped by Comlink on the host). */
-export interface RemoteSessionApi {
+export interface SessionThreadApi {
   /** Spawns the pty child. The host serializes launches across threads (node-pty's spawn is not thread-safe). */
   launch(): Promise<LaunchInfo>;
   /** Resolves with the MOTD once the shell is proven ready; rejects (coded) on timeout or exit. */
@@ -118,7 +118,7 @@ export interface RemoteSessionApi {
   close(reason: string): Promise<SessionOutcome>;
 }
 
-/** What a session task exposes besides `RemoteSessionApi` when its spec carries a `FaultPlan`. */
+/** What a session task exposes besides `SessionThreadApi` when its spec carries a `FaultPlan`. */
 export interface ThreadFaultApi {
   /** Makes the engine thread die or wedge, after this call's reply (see `ThreadFaultKind`). */
   crashThread(kind: ThreadFaultKind): Promise<void>;

@@ -6,8 +6,11 @@
 /** Shell dialect: decides the default shell and how the prompt marker is installed. */
 export type Dialect = 'bash' | 'pwsh';
 
-/** Sandbox modes, from most to least confined. */
-export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access';
+/** Sandbox modes, from most to least confined: the one list that schemas, flags and validation use. */
+export const SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const;
+
+/** A sandbox mode (see `SANDBOX_MODES`). */
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
 /** Why a send settled. */
 export type WaitReason =

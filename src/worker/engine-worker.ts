@@ -9,8 +9,8 @@ import { installErrorTransfer, portEndpoint } from '../shared/comlink-bridge.js'
 import { liveOwnedResources } from '../shared/lifecycle.js';
 import type {
   EngineWorkerData,
-  RemoteSessionApi,
   SessionTaskData,
+  SessionThreadApi,
   ThreadDiagnostics,
 } from '../shared/protocol.js';
 import type { SessionOutcome } from '../shared/types.js';
@@ -32,7 +32,7 @@ const cgroupHome = prepareCgroupHome((workerData as EngineWorkerData | undefined
 export default async function runSessionTask(data: SessionTaskData): Promise<SessionOutcome> {
   const live = new LiveOutputPublisher(data.dataPort);
   const session = new SessionCore(data.spec, live, await cgroupHome);
-  const api: RemoteSessionApi = {
+  const api: SessionThreadApi = {
     launch: async () => session.launch(),
     awaitStartup: () => session.awaitStartup(),
     startSend: async (sendId, request) => session.startSend(sendId, request),

@@ -87,7 +87,7 @@ const PENDING_INPUT_CONFIRM_MS = 15;
 const REPLY_GRACE_MS = 30;
 
 /** What a send needs from its session. */
-export interface SendEnvironment {
+export interface SendContext {
   readonly config: EngineConfig;
   /** The session's prompt evidence (fed by the session all the time; reset at a write boundary). */
   readonly prompt: PromptTracker;
@@ -220,7 +220,7 @@ export class SendOperation extends DisposableOwner {
   private rejectDone!: (error: unknown) => void;
 
   constructor(
-    private readonly env: SendEnvironment,
+    private readonly env: SendContext,
     private readonly options: SendOptions,
   ) {
     super();

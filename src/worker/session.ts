@@ -43,7 +43,7 @@ import { BASH_MARKER_VARIABLES, PWSH_VARIABLES, pwshSetupScript } from './pwsh-p
 import type { ShellIdentity } from './readiness.js';
 import { ReplyGate } from './reply-gate.js';
 import { OutputSanitizer, type SanitizerSink, withoutStyles } from './sanitizer.js';
-import { type SendEnvironment, SendOperation } from './send-operation.js';
+import { type SendContext, SendOperation } from './send-operation.js';
 import { planSend } from './send-request.js';
 import { type ForegroundSample, sampleForeground } from './stdin-wait.js';
 import { waitSyscallTable } from './syscall-table.js';
@@ -276,7 +276,7 @@ export class SessionCore extends DisposableOwner {
     this.owned.add(this.replier);
     // One deadline covers the whole startup, however many phases the dialect needs (SPEC §8).
     this.startupDeadline = performance.now() + spec.config.timeoutMs;
-    this.startup = new SendOperation(this.sendEnvironment(), {
+    this.startup = new SendOperation(this.sendContext(), {
       text: '',
       submit: false,
       startup: spec.dialect === 'bash' ? 'bash' : 'pwsh-wait',
@@ -303,7 +303,7 @@ export class SessionCore extends DisposableOwner {
     if (first === undefined) throw new TerminalError('INTERNAL', 'awaitStartup before launch');
     const ready = this.checkStartup(await first.done);
     if (this.spec.dialect === 'pwsh') {
-      const setup = new SendOperation(this.sendEnvironment(), {
+      const setup = new SendOperation(this.sendContext(), {
         text: pwshSetupScript(this.nonce),
         submit: true,
         startup: 'pwsh-setup',
@@ -362,7 +362,7 @@ export class SessionCore extends DisposableOwner {
         'another send is still active on this session; wait for it or cancel it',
       );
     }
-    const op = new SendOperation(this.sendEnvironment(), plan);
+    const op = new SendOperation(this.sendContext(), plan);
     this.active = { id, op };
     // The slot is released only once no byte or signal of this send can still reach the terminal.
     void op.quiesced.then(() => {
@@ -670,7 +670,7 @@ export class SessionCore extends DisposableOwner {
     return target;
   }
 
-  private sendEnvironment(): SendEnvironment {
+  private sendContext(): SendContext {
     return {
       config: this.spec.config,
       prompt: this.prompt,

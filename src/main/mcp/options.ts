@@ -1,8 +1,7 @@
 /** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--max-wait MS]`. */
 import { resolve } from 'node:path';
 import { TerminalError } from '../../shared/errors.js';
-import type { SandboxMode } from '../../shared/types.js';
-import { SANDBOX_MODES } from '../harness/sandbox-policy.js';
+import { SANDBOX_MODES, type SandboxMode } from '../../shared/types.js';
 
 /** The MCP server's default: the model may write in the folder it was started in, nowhere else. */
 export const MCP_DEFAULT_MODE: SandboxMode = 'workspace-write';

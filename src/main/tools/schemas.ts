@@ -1,7 +1,6 @@
 /** Zod schema pieces shared by several tools: the session id argument and the status/snapshot shapes. */
 import { z } from 'zod';
-import type { SessionStatus } from '../../shared/types.js';
-import { SANDBOX_MODES } from '../harness/sandbox-policy.js';
+import { SANDBOX_MODES, type SessionStatus } from '../../shared/types.js';
 
 /** The `sessionId` argument. */
 export const sessionIdArgument = z
