@@ -103,6 +103,12 @@ export class SessionCore extends DisposableOwner {
   /** A look at the replier's backlog is scheduled (see `awaitReplierBacklog`). */
   private awaitingReplier = false;
   private outputScheduled = false;
+  /**
+   * The scheduled turn of output processing. Registered once, for the session's life, rather than once
+   * per read: a flood schedules ~20 000 turns a second, and a registration each cost ~0.45 µs more than
+   * a bare `setImmediate` (about 1 % of the thread's time in a flood).
+   */
+  private outputTurn: NodeJS.Immediate | undefined;
   /** Where the line feeds of the chunk being processed are (filled by its line-text scan). */
   private readonly lineFeeds = new LineFeeds();
   private readonly sanitizer: OutputSanitizer;
@@ -139,6 +145,7 @@ export class SessionCore extends DisposableOwner {
   ) {
     super();
     if (live !== undefined) this.owned.add(live);
+    this.owned.own('output processing', () => clearImmediate(this.outputTurn));
     const { config } = spec;
     this.scrollback = new LineRing({ maxLines: config.scrollbackLines, maxBytes: config.scrollbackMaxBytes });
     this.outputWindow = new OutputWindow(this.scrollback);
@@ -510,7 +517,7 @@ export class SessionCore extends DisposableOwner {
     this.limitBacklog();
     if (this.outputScheduled) return;
     this.outputScheduled = true;
-    this.owned.immediate('output processing', this.processOutput);
+    this.outputTurn = setImmediate(this.processOutput);
   }
 
   /**
@@ -558,7 +565,7 @@ export class SessionCore extends DisposableOwner {
     this.limitBacklog();
     if (this.pendingOutput.length > 0 && !this.outputScheduled) {
       this.outputScheduled = true;
-      this.owned.immediate('output processing', this.processOutput);
+      this.outputTurn = setImmediate(this.processOutput);
     }
   };
 
