@@ -216,7 +216,9 @@ describe('cancellation and signals', () => {
     // While `sleep` runs nobody reads the terminal, so the 256 KiB payload stays queued in slices.
     const payload = 'x'.repeat(64).concat('\r').repeat(4096);
     const op = session.startSend({ text: `sleep 0.5\r${payload}` });
-    await commandRunning(session.pid, 'sleep');
+    // A time on purpose: the cancel must land after the write stalled (~12 ms in) and before the sleep
+    // ends; waiting for the stall as a condition made it land later under load (tried, more flaky).
+    await new Promise((resolve) => setTimeout(resolve, 100));
     await op.cancel();
     const cancelled = await op.done;
     expect(cancelled.waitReason, cancelled.viewport.slice(-400)).toBe('stdin_read');
