@@ -5,7 +5,12 @@
  * every session runs on the thread it reports on.
  */
 import { describe, expect, it } from 'vitest';
-import { type TerminalSession, type ThreadDiagnostics, testingEngine } from './support/engine.js';
+import {
+  commandRunning,
+  type TerminalSession,
+  type ThreadDiagnostics,
+  testingEngine,
+} from './support/engine.js';
 import { until } from './support/until.js';
 
 type Engine = Awaited<ReturnType<typeof testingEngine>>;
@@ -67,7 +72,7 @@ describe('a closed session leaves nothing on its engine thread', () => {
     );
     expect(answered).toContain('got-1');
     const job = session.startSend({ text: 'sleep 30' });
-    await until('the job runs', async () => (await job.readOutput()).delta !== '' || received.length > 0);
+    await commandRunning(session.pid, 'sleep');
     await job.cancel();
     expect((await job.done).exitCode).toBe(130);
     // Close while a send waits: its deadline and probes are armed.
