@@ -34,6 +34,7 @@ import {
   type TerminalSendResult,
   type TerminalSession,
   testEngine,
+  testingEngine,
 } from './support/engine.js';
 import { until } from './support/until.js';
 
@@ -397,16 +398,14 @@ describe('where no cgroup can be made, sessions fall back to process-tree teardo
 
 describe('the host-exit guard kills a session through its cgroup', () => {
   itCgroup('an engine thread that dies takes a daemonized descendant of its session along', async () => {
-    const engine = await testEngine({ ...ENGINE, faultInjection: {} });
+    const engine = await testingEngine(ENGINE);
     const session = await engine.spawn({ cwd: workspace });
     const marker = '77818.1';
     // Out of the shell's tree and POSIX session: only the cgroup still knows it belongs here.
     await run(session, `setsid nohup sleep ${marker} >/dev/null 2>&1 &`);
     await until('daemon running', () => processesWith(marker).length > 0, WAIT_MS);
     try {
-      await (
-        session as TerminalSession & { crashThreadForTest(k: string): Promise<void> }
-      ).crashThreadForTest('throw');
+      await engine.crashThread(session, 'throw');
       await until('daemon killed with its dead thread', () => processesWith(marker).length === 0, 2_000);
     } finally {
       killMarked([marker]);

@@ -12,7 +12,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isAlive, type TerminalSendResult, type TerminalSession, testEngine } from './support/engine.js';
+import {
+  isAlive,
+  type TerminalSendResult,
+  type TerminalSession,
+  testEngine,
+  testingEngine,
+} from './support/engine.js';
 
 /** A grace so long that a close finishing far inside it proves it did not wait the grace out. */
 const LONG_GRACE_MS = 10_000;
@@ -281,7 +287,7 @@ describe.runIf(process.platform === 'linux')('close leaves nothing alive', () =>
   });
 
   it('a close that fails (kills swallowed) rejects with CLEANUP_FAILED, is not cached, and a retry succeeds', async () => {
-    const engine = await testEngine({ disposeGraceMs: SHORT_GRACE_MS, faultInjection: { failTeardowns: 1 } });
+    const engine = await testingEngine({ disposeGraceMs: SHORT_GRACE_MS }, { failTeardowns: 1 });
     const session = await engine.spawn({ cwd });
     const [child] = tagged((await run(session, 'sleep 1000 & echo BG=$!')).viewport, 'BG');
     await expect(session.close()).rejects.toMatchObject({
@@ -301,7 +307,7 @@ describe.runIf(process.platform === 'linux')('close leaves nothing alive', () =>
   });
 
   it('a close that keeps failing: engine.close() reports it and the host-exit guard still leaves nothing', async () => {
-    const engine = await testEngine({ disposeGraceMs: SHORT_GRACE_MS, faultInjection: { failTeardowns: 2 } });
+    const engine = await testingEngine({ disposeGraceMs: SHORT_GRACE_MS }, { failTeardowns: 2 });
     const session = await engine.spawn({ cwd });
     const result = await run(session, 'sleep 1000 & echo BG=$!; (sleep 1001 & echo BG=$!)');
     const pids = tagged(result.viewport, 'BG');
@@ -319,11 +325,7 @@ describe.runIf(process.platform === 'linux')('close leaves nothing alive', () =>
   // deadline included, and nothing re-arms or settles it; the send hangs until a later close succeeds.
   it('a send in flight when a close fails still settles within timeoutMs (it never hangs)', async () => {
     const timeoutMs = 4_000;
-    const engine = await testEngine({
-      disposeGraceMs: SHORT_GRACE_MS,
-      timeoutMs,
-      faultInjection: { failTeardowns: 1 },
-    });
+    const engine = await testingEngine({ disposeGraceMs: SHORT_GRACE_MS, timeoutMs }, { failTeardowns: 1 });
     const session = await engine.spawn({ cwd });
     const sentAt = performance.now();
     const inFlight = session.startSend({ text: 'sleep 100' });

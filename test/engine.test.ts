@@ -1,7 +1,14 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { isAlive, isTerminalError, type TerminalSession, testEngine, ttyOf } from './support/engine.js';
+import {
+  commandRunning,
+  isAlive,
+  isTerminalError,
+  testEngine,
+  testingEngine,
+  ttyOf,
+} from './support/engine.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/host-exit.mjs', import.meta.url));
 
@@ -63,8 +70,8 @@ describe('engine: shutdown', () => {
     const engine = await testEngine({ disposeGraceMs });
     const sessions = await Promise.all(Array.from({ length: 8 }, () => engine.spawn()));
     const stubborn = sessions[0]!.startSend({ text: "trap '' HUP TERM; sleep 1000" });
-    // Let the stubborn command start (it is running once readiness has nothing to settle on).
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The stubborn command runs (its trap is set before its sleep starts).
+    await commandRunning(sessions[0]!.pid, 'sleep');
     const started = performance.now();
     await engine.close();
     const elapsed = performance.now() - started;
@@ -74,7 +81,7 @@ describe('engine: shutdown', () => {
   });
 
   it('a session whose close failed is still closed by engine.close(), without aborting the host', async () => {
-    const engine = await testEngine({ faultInjection: { failTeardowns: 1 }, disposeGraceMs: 100 });
+    const engine = await testingEngine({ disposeGraceMs: 100 }, { failTeardowns: 1 });
     const session = await engine.spawn();
     await session.startSend({ text: 'sleep 1000 &' }).done;
     await expect(session.close()).rejects.toMatchObject({ code: 'CLEANUP_FAILED' });
@@ -111,13 +118,11 @@ describe('engine: shutdown', () => {
 describe('engine: a dying engine thread', () => {
   for (const kind of ['throw', 'exit'] as const) {
     it(`(${kind}) rejects pending and later calls with ENGINE_THREAD_DIED, and its shells are killed`, async () => {
-      const engine = await testEngine({ faultInjection: {} });
+      const engine = await testingEngine();
       const session = await engine.spawn();
       const pending = session.startSend({ text: 'sleep 100' });
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      await (
-        session as TerminalSession & { crashThreadForTest(k: string): Promise<void> }
-      ).crashThreadForTest(kind);
+      await commandRunning(session.pid, 'sleep');
+      await engine.crashThread(session, kind);
       await expect(pending.done).rejects.toMatchObject({ code: 'ENGINE_THREAD_DIED' });
       await expect(session.read()).rejects.toMatchObject({ code: 'ENGINE_THREAD_DIED' });
       await expect(session.signal('SIGINT')).rejects.toSatisfy((e) =>

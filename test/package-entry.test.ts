@@ -8,6 +8,8 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8'));
+/** Names of the test hooks, as they were and as they are now. */
+const HOOK_NAMES = /faultInjection|failTeardowns|FaultPlan|crashThread|ForTest/;
 
 describe('package entry', () => {
   it('exports the engine, harness, tools, MCP server and sandbox provider', async () => {
@@ -38,6 +40,21 @@ describe('package entry', () => {
       'terminal_close',
       'terminal_list',
     ]);
+  });
+
+  it('keeps test hooks out of the public entry: they are behind agent-pty/internal/testing', async () => {
+    const entry = await import('../dist/main/index.js');
+    expect(Object.keys(entry)).not.toContain('createTestingEngine');
+    const testing = pkg.exports['./internal/testing'];
+    expect(existsSync(`${ROOT}${testing.default}`)).toBe(true);
+    expect(existsSync(`${ROOT}${testing.types}`)).toBe(true);
+    expect(await import(`${ROOT}${testing.default}`)).toHaveProperty('createTestingEngine');
+    // The public types name no hook: not the engine's options, not the session.
+    const publicTypes = ['dist/main/index.d.ts', 'dist/shared/types.d.ts', 'dist/shared/config.d.ts'];
+    for (const file of publicTypes) expect(readFileSync(`${ROOT}${file}`, 'utf8')).not.toMatch(HOOK_NAMES);
+    const engineTypes = readFileSync(`${ROOT}dist/main/engine.d.ts`, 'utf8');
+    const options = engineTypes.slice(engineTypes.indexOf('interface EngineOptions'));
+    expect(options.slice(0, options.indexOf('}'))).not.toMatch(HOOK_NAMES);
   });
 
   it('points main, types and the agent-pty bin at built files; engines says >=20', () => {

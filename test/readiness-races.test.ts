@@ -16,7 +16,7 @@ import {
   type ReadinessVerdict,
   type ShellIdentity,
 } from '../src/worker/readiness.js';
-import { type SendEnvironment, SendOperation } from '../src/worker/send-operation.js';
+import { type SendContext, SendOperation } from '../src/worker/send-operation.js';
 import type { ForegroundSample, ThreadWait } from '../src/worker/stdin-wait.js';
 
 const NONCE = 'feedface';
@@ -54,7 +54,7 @@ function judge(
 const streams = new WeakMap<SendOperation, { ring: LineRing; prompt: PromptTracker }>();
 
 /** A send on `env`, cleaned up after the test; feed it with the helpers below. */
-function newOp(env: SendEnvironment, options: ConstructorParameters<typeof SendOperation>[1]): SendOperation {
+function newOp(env: SendContext, options: ConstructorParameters<typeof SendOperation>[1]): SendOperation {
   const op = new SendOperation(env, options);
   streams.set(op, { ring: rings.get(env)!, prompt: env.prompt });
   ops.push(op);
@@ -82,12 +82,10 @@ function newline(op: SendOperation): void {
   op.newline();
 }
 
-const rings = new WeakMap<SendEnvironment, LineRing>();
+const rings = new WeakMap<SendContext, LineRing>();
 
 /** A send environment whose foreground samples the test scripts. */
-function fakeEnvironment(
-  overrides: Partial<SendEnvironment> & { current: () => ForegroundSample | undefined },
-) {
+function fakeEnvironment(overrides: Partial<SendContext> & { current: () => ForegroundSample | undefined }) {
   const config = resolveEngineConfig({
     idleSilenceMs: 150,
     handoffGraceMs: 200,
@@ -97,7 +95,7 @@ function fakeEnvironment(
   const ring = new LineRing({ maxLines: 1_000, maxBytes: 65_536 });
   const output = new OutputWindow(ring);
   let cursor = output.mark();
-  const env: SendEnvironment = {
+  const env: SendContext = {
     config,
     prompt: new PromptTracker(NONCE, bashDialect.prompt),
     exactTier: true,

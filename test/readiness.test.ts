@@ -3,7 +3,7 @@
  * settle would be wrong (too early, too late, wrong reason) without it.
  */
 import { describe, expect, it } from 'vitest';
-import { testEngine } from './support/engine.js';
+import { commandRunning, testEngine } from './support/engine.js';
 
 const lines = (text: string) => text.split('\n');
 
@@ -142,7 +142,7 @@ describe('readiness: fallbacks and exit', () => {
     const engine = await testEngine();
     const session = await engine.spawn();
     const op = session.startSend({ text: 'sleep 100' });
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await commandRunning(session.pid, 'sleep');
     await session.close('test');
     // Teardown's SIGTERM ends the sleep and bash would print its prompt: readiness was stopped first.
     expect(await op.done).toMatchObject({ waitReason: 'session_exit', sessionStatus: { kind: 'exited' } });
@@ -165,7 +165,7 @@ describe('cancellation and signals', () => {
     const engine = await testEngine();
     const session = await engine.spawn();
     const op = session.startSend({ text: 'sleep 100' });
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await commandRunning(session.pid, 'sleep');
     const cancelledAt = performance.now();
     await op.cancel();
     const result = await op.done;
@@ -216,6 +216,8 @@ describe('cancellation and signals', () => {
     // While `sleep` runs nobody reads the terminal, so the 256 KiB payload stays queued in slices.
     const payload = 'x'.repeat(64).concat('\r').repeat(4096);
     const op = session.startSend({ text: `sleep 0.5\r${payload}` });
+    // A time on purpose: the cancel must land after the write stalled (~12 ms in) and before the sleep
+    // ends; waiting for the stall as a condition made it land later under load (tried, more flaky).
     await new Promise((resolve) => setTimeout(resolve, 100));
     await op.cancel();
     const cancelled = await op.done;
@@ -235,7 +237,7 @@ describe('cancellation and signals', () => {
     const session = await engine.spawn();
     await expect(session.signal('SIGKILL')).rejects.toMatchObject({ code: 'SIGNAL_REFUSED' });
     const op = session.startSend({ text: 'sleep 100' });
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await commandRunning(session.pid, 'sleep');
     const delivered = await session.signal('SIGKILL');
     expect(delivered.delivered).toBe(true);
     expect(delivered.targetPgid).not.toBe(session.pid);

@@ -4,7 +4,7 @@
  * reason; a failed cleanup after that keeps both failures.
  */
 import { describe, expect, it } from 'vitest';
-import { isAlive, TerminalBackendCleanupError, testEngine } from './support/engine.js';
+import { isAlive, TerminalBackendCleanupError, testEngine, testingEngine } from './support/engine.js';
 
 const silent = { shellPath: '/bin/sleep', shellArgs: ['100'] };
 
@@ -63,7 +63,7 @@ describe('startup publication', () => {
   });
 
   it('when closing the unpublished shell fails too, TerminalBackendCleanupError keeps both failures', async () => {
-    const engine = await testEngine({ ...silent, faultInjection: { failTeardowns: 1 }, disposeGraceMs: 100 });
+    const engine = await testingEngine({ ...silent, disposeGraceMs: 100 }, { failTeardowns: 1 });
     const controller = new AbortController();
     const reason = new Error('abort during startup');
     setTimeout(() => controller.abort(reason), 100);

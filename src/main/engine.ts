@@ -11,20 +11,24 @@ import { installErrorTransfer, portEndpoint } from '../shared/comlink-bridge.js'
 import { type EngineConfig, type EngineConfigInput, resolveEngineConfig } from '../shared/config.js';
 import { TerminalBackendCleanupError, TerminalError } from '../shared/errors.js';
 import { type ProcessIdentity, parseProcStat } from '../shared/proc-stat.js';
-import type {
-  EngineWorkerData,
-  FaultPlan,
-  RemoteSessionApi,
-  SessionLaunchSpec,
-  SessionTaskData,
+import {
+  type EngineWorkerData,
+  type FaultPlan,
+  type SessionLaunchSpec,
+  type SessionTaskData,
+  type SessionThreadApi,
+  THREAD_DIAGNOSTICS_TASK,
+  type ThreadDiagnostics,
+  type ThreadFaultApi,
+  type ThreadFaultKind,
 } from '../shared/protocol.js';
 import type { SandboxProvider } from '../shared/sandbox.js';
 import type { PtyEngine, SpawnOptions, TerminalSession } from '../shared/types.js';
 import { HeartbeatMonitor, type HeartbeatStall } from './heartbeat-monitor.js';
 import { HostExitGuard } from './host-exit-guard.js';
-import { RemoteSession, raceDeath } from './remote-session.js';
 import { SerialLock } from './serial-lock.js';
 import { validateSpawnOptions } from './spawn-options.js';
+import { raceDeath, ThreadSession } from './thread-session.js';
 
 /** Options of {@link createPtyEngine}: the configuration of SPEC §3 plus host-side facilities. */
 export interface EngineOptions extends EngineConfigInput {
@@ -32,8 +36,6 @@ export interface EngineOptions extends EngineConfigInput {
   sandbox?: SandboxProvider;
   /** V8 heap limits of each engine thread. */
   resourceLimits?: ResourceLimits;
-  /** Test-only: deliberate failures (never set this in production). */
-  faultInjection?: FaultPlan;
 }
 
 /** Piscina keeps an idle thread this long; a thread with live sessions is never idle (its tasks run). */
@@ -57,10 +59,18 @@ const WORKER_FILE = new URL('../worker/engine-worker.js', import.meta.url).href;
 
 /** Creates an engine. Rejects with INVALID_CONFIG naming the field when the configuration is invalid. */
 export async function createPtyEngine(options: EngineOptions = {}): Promise<PtyEngine & EngineInternals> {
-  const { sandbox, resourceLimits, faultInjection, ...configInput } = options;
+  return openEngine(options, undefined);
+}
+
+/**
+ * Creates an engine whose sessions carry `faults` (the internal test entry, src/main/testing.ts, is the
+ * only caller that passes any).
+ */
+export function openEngine(options: EngineOptions, faults: FaultPlan | undefined): Engine {
+  const { sandbox, resourceLimits, ...configInput } = options;
   const config = resolveEngineConfig(configInput);
   installErrorTransfer();
-  return new Engine(config, sandbox, resourceLimits, faultInjection);
+  return new Engine(config, sandbox, resourceLimits, faults);
 }
 
 /** Diagnostics the engine offers beyond the public interface (used by tests and the benchmark). */
@@ -71,10 +81,11 @@ export interface EngineInternals {
   threadCount(): number;
 }
 
-class Engine implements PtyEngine, EngineInternals {
+/** The engine. Its methods beyond `PtyEngine` and `EngineInternals` are typed for the test entry only. */
+export class Engine implements PtyEngine, EngineInternals {
   private readonly pool: Piscina;
   private readonly guard = new HostExitGuard();
-  private readonly live = new Map<string, RemoteSession>();
+  private readonly live = new Map<string, ThreadSession>();
   private readonly pending = new Set<Promise<unknown>>();
   /**
    * Every session task still running in a thread, published or not, with how to close it again. A
@@ -93,6 +104,8 @@ class Engine implements PtyEngine, EngineInternals {
    * native call never exits; sessions placed on it then fail by their own missing heartbeat.
    */
   private readonly replacements = new Set<Promise<void>>();
+  /** How to crash the thread of each running session task (only with a fault plan). */
+  private readonly crashers = new Map<string, (kind: ThreadFaultKind) => Promise<void>>();
   private nextId = 1;
   private closing: Promise<void> | undefined;
 
@@ -140,6 +153,22 @@ class Engine implements PtyEngine, EngineInternals {
   close(): Promise<void> {
     this.closing ??= this.closeAll();
     return this.closing;
+  }
+
+  /** Makes the thread hosting `session` die or wedge; only on an engine with a fault plan. */
+  crashThread(session: TerminalSession, kind: ThreadFaultKind): Promise<void> {
+    const crash = this.live.get(session.id) === session ? this.crashers.get(session.id) : undefined;
+    if (crash === undefined) {
+      return Promise.reject(
+        new TerminalError('INVALID_ARGUMENT', 'fault injection is not enabled for this session'),
+      );
+    }
+    return crash(kind);
+  }
+
+  /** What an engine thread holds now (with `threads: 1`, the only one); see `ThreadDiagnostics`. */
+  threadDiagnostics(): Promise<ThreadDiagnostics> {
+    return this.pool.run(undefined, { name: THREAD_DIAGNOSTICS_TASK });
   }
 
   private async spawnSession(
@@ -208,18 +237,23 @@ class Engine implements PtyEngine, EngineInternals {
         }),
       );
     });
-    const remote = Comlink.wrap<RemoteSessionApi>(portEndpoint(control.port1));
+    const proxy = Comlink.wrap<SessionThreadApi>(portEndpoint(control.port1));
     const call = <T>(invoke: () => Promise<T>): Promise<T> => raceDeath(invoke(), death);
+    if (this.faults !== undefined) {
+      const faults = proxy as unknown as Comlink.Remote<ThreadFaultApi>;
+      this.crashers.set(id, (kind) => call(() => faults.crashThread(kind)));
+    }
     const dropPorts = () => {
       control.port1.close();
       data.port1.close();
     };
     const closeUnpublished = async () => {
-      await call(() => remote.close('engine closed'));
+      await call(() => proxy.close('engine closed'));
       await raceDeath(task, death).catch(() => undefined);
       dropPorts();
     };
     const forgetTask = () => {
+      this.crashers.delete(id);
       this.tasks.delete(id);
       this.placements.delete(id);
       this.heartbeats.unwatch(id);
@@ -229,7 +263,7 @@ class Engine implements PtyEngine, EngineInternals {
     let launched = false;
     try {
       // The dialect (engine thread) says what to start; a confined session's argv is wrapped here.
-      const plan = await call(() => remote.plan());
+      const plan = await call(() => proxy.plan());
       const argv =
         sandbox === undefined || selection === undefined
           ? plan.argv
@@ -239,17 +273,17 @@ class Engine implements PtyEngine, EngineInternals {
               tmpfsBytes: this.config.tmpfsBytes,
               readablePaths: plan.readablePaths,
             });
-      const info = await this.launchLock.run(() => call(() => remote.launch(argv)));
+      const info = await this.launchLock.run(() => call(() => proxy.launch(argv)));
       hostThread = this.pool.threads.find((thread) => thread.threadId === info.threadId);
       placement.threadId = info.threadId;
       launched = true;
       this.tasks.set(id, closeUnpublished);
       this.guard.register(id, info.identity, info.cgroupDir);
       const { motd } = await withAbort(
-        call(() => remote.awaitStartup()),
+        call(() => proxy.awaitStartup()),
         signal,
       );
-      const session = new RemoteSession({
+      const session = new ThreadSession({
         id,
         name: options.name,
         pid: info.identity.pid,
@@ -257,7 +291,7 @@ class Engine implements PtyEngine, EngineInternals {
         sandbox: selection,
         dialect,
         maxInputBytes: this.config.maxInputBytes,
-        remote,
+        proxy,
         controlPort: control.port1,
         dataPort: data.port1,
         death,
@@ -275,7 +309,7 @@ class Engine implements PtyEngine, EngineInternals {
       const failure = signal?.aborted ? signal.reason : error;
       if (launched) {
         try {
-          await call(() => remote.close('spawn failed'));
+          await call(() => proxy.close('spawn failed'));
           await raceDeath(task, death).catch(() => undefined);
           this.guard.unregister(id);
         } catch (cleanupError) {
@@ -289,7 +323,7 @@ class Engine implements PtyEngine, EngineInternals {
         }
       } else {
         // Never launched: end the task so the thread holds nothing (the port close ends Comlink).
-        void call(() => remote.close('spawn failed')).catch(() => undefined);
+        void call(() => proxy.close('spawn failed')).catch(() => undefined);
       }
       dropPorts();
       throw failure;

@@ -14,6 +14,7 @@ export {
 } from '../shared/errors.js';
 export type { SandboxPolicy, SandboxProvider } from '../shared/sandbox.js';
 export type * from '../shared/types.js';
+export { SANDBOX_MODES } from '../shared/types.js';
 
 // The engine.
 export { createPtyEngine, type EngineInternals, type EngineOptions } from './engine.js';

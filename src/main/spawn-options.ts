@@ -1,9 +1,7 @@
 /** Validation of `engine.spawn()` options: bad input gets a coded error that names the field. */
 import { DIALECTS, isDialect } from '../shared/dialects.js';
 import { TerminalError } from '../shared/errors.js';
-import type { SpawnOptions } from '../shared/types.js';
-
-const MODES = new Set(['read-only', 'workspace-write', 'danger-full-access']);
+import { SANDBOX_MODES, type SpawnOptions } from '../shared/types.js';
 
 /** Throws TerminalError('INVALID_ARGUMENT') naming the first invalid field. */
 export function validateSpawnOptions(options: SpawnOptions): void {
@@ -29,8 +27,8 @@ export function validateSpawnOptions(options: SpawnOptions): void {
     }
   }
   if (options.sandbox !== undefined) {
-    if (!MODES.has(options.sandbox.mode)) {
-      fail('sandbox.mode', "must be 'read-only', 'workspace-write' or 'danger-full-access'");
+    if (!SANDBOX_MODES.includes(options.sandbox.mode)) {
+      fail('sandbox.mode', `must be one of ${SANDBOX_MODES.map((mode) => `'${mode}'`).join(', ')}`);
     }
     if (typeof options.sandbox.workspaceRoot !== 'string' || options.sandbox.workspaceRoot === '') {
       fail('sandbox.workspaceRoot', 'must be a non-empty path');

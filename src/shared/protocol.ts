@@ -45,11 +45,11 @@ export interface SessionLaunchSpec {
   config: EngineConfig;
   /** True when `argv` runs the shell in a PID namespace of its own (a confined sandbox mode). */
   pidNamespace: boolean;
-  /** Test-only fault injection (see `FaultPlan`). */
+  /** Deliberate failures (see `FaultPlan`); set only through the internal test entry. */
   faults?: FaultPlan;
 }
 
-/** Deliberate failures, enabled only by tests through the engine option `faultInjection`. */
+/** Deliberate failures, enabled only by tests through the internal test entry (src/main/testing.ts). */
 export interface FaultPlan {
   /** Number of teardown attempts whose kills are swallowed (so verification fails). */
   failTeardowns?: number;
@@ -68,7 +68,7 @@ export interface SessionTaskData {
 }
 
 /**
- * Test-only deaths of an engine thread: an uncaught throw, `process.exit()` of the thread, a busy loop
+ * Deaths of an engine thread the tests cause: an uncaught throw, `process.exit()` of the thread, a busy loop
  * that never yields (wedged: only the heartbeat notices), allocation until the heap limit kills it.
  */
 export type ThreadFaultKind = 'throw' | 'exit' | 'spin' | 'oom';
@@ -97,7 +97,7 @@ export interface LaunchInfo {
 }
 
 /** The control-plane interface an engine thread exposes for one session (wrapped by Comlink on the host). */
-export interface RemoteSessionApi {
+export interface SessionThreadApi {
   /** Prepares the dialect's files for this session and says what to start (see {@link ShellPlan}). */
   plan(): Promise<ShellPlan>;
   /**
@@ -130,8 +130,23 @@ export interface RemoteSessionApi {
   setLiveOutput(enabled: boolean): Promise<void>;
   /** Tears the session down; the Piscina task resolves afterwards. Retries if an earlier close failed. */
   close(reason: string): Promise<SessionOutcome>;
-  /** Test-only: makes the engine thread die or wedge (see `ThreadFaultKind`). */
-  crashThreadForTest(kind: ThreadFaultKind): Promise<void>;
+}
+
+/** What a session task exposes besides `SessionThreadApi` when its spec carries a `FaultPlan`. */
+export interface ThreadFaultApi {
+  /** Makes the engine thread die or wedge, after this call's reply (see `ThreadFaultKind`). */
+  crashThread(kind: ThreadFaultKind): Promise<void>;
+}
+
+/** Name of the engine thread's diagnostics task (a Piscina named export of the worker module). */
+export const THREAD_DIAGNOSTICS_TASK = 'threadDiagnostics';
+
+/** What an engine thread holds right now, as its diagnostics task reports it. */
+export interface ThreadDiagnostics {
+  /** Timers and listeners registered with an owner and not yet released, by label (lifecycle.ts). */
+  ownedResources: Record<string, number>;
+  /** The thread's active libuv resources (`process.getActiveResourcesInfo()`), sorted. */
+  activeResources: string[];
 }
 
 /**

@@ -11,8 +11,11 @@ import type { DIALECTS } from './dialects.js';
 /** Shell dialect (SPEC §8): decides the default shell, its environment and how its prompt is proven. */
 export type Dialect = (typeof DIALECTS)[number];
 
-/** Sandbox modes, from most to least confined. */
-export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access';
+/** Sandbox modes, from most to least confined: the one list that schemas, flags and validation use. */
+export const SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const;
+
+/** A sandbox mode (see `SANDBOX_MODES`). */
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
 /** Why a send settled. */
 export type WaitReason =

@@ -6,10 +6,16 @@
 import * as Comlink from 'comlink';
 import { workerData } from 'piscina';
 import { installErrorTransfer, portEndpoint } from '../shared/comlink-bridge.js';
-import { TerminalError } from '../shared/errors.js';
-import type { EngineWorkerData, RemoteSessionApi, SessionTaskData } from '../shared/protocol.js';
+import { liveOwnedResources } from '../shared/lifecycle.js';
+import type {
+  EngineWorkerData,
+  SessionTaskData,
+  SessionThreadApi,
+  ThreadDiagnostics,
+} from '../shared/protocol.js';
 import type { SessionOutcome } from '../shared/types.js';
 import { prepareCgroupHome } from './cgroup.js';
+import { threadFaultApi } from './fault-injection.js';
 import { beatOn } from './heartbeat.js';
 import { LiveOutputPublisher } from './live-output.js';
 import { SessionCore } from './session.js';
@@ -26,7 +32,7 @@ const cgroupHome = prepareCgroupHome((workerData as EngineWorkerData | undefined
 export default async function runSessionTask(data: SessionTaskData): Promise<SessionOutcome> {
   const live = new LiveOutputPublisher(data.dataPort);
   const session = new SessionCore(data.spec, live, await cgroupHome);
-  const api: RemoteSessionApi = {
+  const api: SessionThreadApi = {
     plan: async () => session.plan(),
     launch: async (argv) => session.launch(argv),
     awaitStartup: () => session.awaitStartup(),
@@ -40,18 +46,26 @@ export default async function runSessionTask(data: SessionTaskData): Promise<Ses
     status: async () => session.status(),
     setLiveOutput: async (enabled) => session.setLiveOutput(enabled),
     close: (reason) => session.close(reason),
-    crashThreadForTest: async (kind) => {
-      if (data.spec.faults === undefined) {
-        throw new TerminalError('INVALID_ARGUMENT', 'fault injection is not enabled on this engine');
-      }
-      session.crashThreadForTest(kind);
-    },
   };
-  Comlink.expose(api, portEndpoint(data.controlPort));
+  // Only a session of an engine made through the internal test entry can be told to crash its thread.
+  const exposed = data.spec.faults === undefined ? api : { ...api, ...threadFaultApi() };
+  Comlink.expose(exposed, portEndpoint(data.controlPort));
   const stopBeating = beatOn(data.heartbeat);
   const outcome = await session.finished.finally(stopBeating);
   // Let Comlink post the reply of the close() call that finished the session before the port goes.
   await new Promise((resolve) => setImmediate(resolve));
   data.controlPort.close();
   return outcome;
+}
+
+/**
+ * Piscina named task (its name is the protocol's `THREAD_DIAGNOSTICS_TASK`): what this thread holds
+ * now. The internal test entry runs it to show that a closed session left nothing behind.
+ */
+export async function threadDiagnostics(): Promise<ThreadDiagnostics> {
+  await cgroupHome; // a thread is ready once its cgroup home is (finding it may run a probe process)
+  return {
+    ownedResources: liveOwnedResources(),
+    activeResources: process.getActiveResourcesInfo().sort(),
+  };
 }

@@ -6,6 +6,7 @@
  * everything.
  */
 import type { MessagePort } from 'node:worker_threads';
+import { DisposableOwner, DisposableSlot } from '../shared/lifecycle.js';
 import { LIVE_HIGH_WATERMARK_BYTES, LIVE_LOW_WATERMARK_BYTES, LiveRingWriter } from '../shared/live-ring.js';
 import type { LiveOutputMessage, LiveOutputResume } from '../shared/protocol.js';
 import { utf8WithoutCrlf } from './crlf-to-lf.js';
@@ -20,8 +21,8 @@ const BATCH_MAX_CHARS = 64 * 1024;
  */
 const MAX_BATCH_PARTS = 64;
 
-/** Batches sanitized output into the live ring while enabled. */
-export class LiveOutputPublisher {
+/** Batches sanitized output into the live ring while enabled. Disposing it publishes what is pending. */
+export class LiveOutputPublisher extends DisposableOwner {
   /** Created on the first subscription: a session nobody watches allocates no ring. */
   private ring: LiveRingWriter | undefined;
   private enabled = false;
@@ -32,11 +33,12 @@ export class LiveOutputPublisher {
   /** Characters dropped since the last record (as subscribers count them). */
   private dropped = 0;
   private paused = false;
-  private timer: NodeJS.Timeout | undefined;
-  private disposed = false;
+  /** Publishes the batch when its window ends. */
+  private readonly batchTimer = this.owned.add(new DisposableSlot());
 
   constructor(private readonly port: MessagePort) {
-    port.on('message', (message: LiveOutputResume) => {
+    super();
+    const onResume = (message: LiveOutputResume): void => {
       const ring = this.ring;
       if (message?.type !== 'resume' || !this.paused || ring === undefined) return;
       // Report the gap now, even if no further output comes to carry it.
@@ -44,7 +46,9 @@ export class LiveOutputPublisher {
       // A late answer to an earlier request (the engine resumed on its own and paused again since, and
       // the host took the new request for the old one): ask again, or nobody would answer this pause.
       else this.pause(ring);
-    });
+    };
+    port.on('message', onResume);
+    this.owned.own('live output resume listener', () => port.off('message', onResume));
     // Only resume messages arrive here; they must not keep the engine thread alive on their own.
     port.unref();
   }
@@ -58,8 +62,7 @@ export class LiveOutputPublisher {
     }
     this.enabled = enabled;
     if (!enabled) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
+      this.batchTimer.clear();
       this.resetBatch();
       this.dropped = 0;
       this.paused = false;
@@ -87,13 +90,12 @@ export class LiveOutputPublisher {
   }
 
   /** Publishes what is pending and stops; idempotent. */
-  dispose(): void {
+  override dispose(): void {
     if (this.disposed) return;
     this.publish();
-    this.disposed = true;
+    super.dispose();
     this.enabled = false;
     this.ring = undefined; // the host keeps the memory as long as it reads it
-    clearTimeout(this.timer);
     this.port.close();
   }
 
@@ -107,13 +109,19 @@ export class LiveOutputPublisher {
     this.batchChars += s.length;
     if (!ascii) this.batchAscii = false;
     if (this.batchChars >= BATCH_MAX_CHARS) this.publish();
-    else this.timer ??= setTimeout(this.publish, BATCH_MS);
+    else this.armBatchTimer();
+  }
+
+  /** Publishes the batch once its window ends, unless a publish is already due. */
+  private armBatchTimer(): void {
+    if (this.batchTimer.value === undefined) {
+      this.batchTimer.value = this.owned.timeout('live output batch', BATCH_MS, this.publish);
+    }
   }
 
   /** Publishes the batch (or only the count of dropped output) as one record, waking the host if it sleeps. */
   private readonly publish = (): void => {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.batchTimer.clear();
     const ring = this.ring;
     if (this.disposed || ring === undefined || (this.batchChars === 0 && this.dropped === 0)) return;
     const parts = this.parts.length <= MAX_BATCH_PARTS ? this.parts : [this.parts.join('')];
@@ -135,7 +143,7 @@ export class LiveOutputPublisher {
     if (ring.requestResume()) {
       // The host read it all in the meantime: no resume message will come.
       this.paused = false;
-      if (this.dropped > 0) this.timer ??= setTimeout(this.publish, BATCH_MS);
+      if (this.dropped > 0) this.armBatchTimer();
     }
   }
 

@@ -18,6 +18,7 @@
  * with a burst of {@link REPLY_BURST_CHARS}); everything past either is dropped and counted.
  */
 import { performance } from 'node:perf_hooks';
+import { DisposableOwner, DisposableSlot } from '../shared/lifecycle.js';
 import type { ForegroundSample, ThreadWait } from './stdin-wait.js';
 
 /** How long after its query a reply may wait for a reader (SPEC §4.3). */
@@ -76,20 +77,22 @@ interface HeldReply {
   madeAt: number;
 }
 
-/** Holds terminal replies until a reader is proven or their wait ends. */
-export class ReplyGate {
+/** Holds terminal replies until a reader is proven or their wait ends. Disposing it closes it. */
+export class ReplyGate extends DisposableOwner {
   private held: HeldReply[] = [];
   private heldChars = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private immediate: NodeJS.Immediate | undefined;
+  /** The next look at the held replies, after a delay or on the next turn: at most one is armed. */
+  private readonly checkTimer = this.owned.add(new DisposableSlot());
+  private readonly checkImmediate = this.owned.add(new DisposableSlot());
   private checks = 0;
   private tokens = REPLY_BURST_CHARS;
   private tokensAt = performance.now();
-  private closed = false;
   private waiters: (() => void)[] = [];
   private readonly counters: ReplyGateStats = { written: 0, dropped: 0 };
 
-  constructor(private readonly env: ReplyGateEnvironment) {}
+  constructor(private readonly env: ReplyGateEnvironment) {
+    super();
+  }
 
   /** True while a reply is held (a program may be blocked until it is written). */
   get pending(): boolean {
@@ -103,7 +106,7 @@ export class ReplyGate {
 
   /** A reply the replier made while `markersBefore` markers had been parsed. */
   offer(data: string, markersBefore: number): void {
-    if (this.closed || this.heldChars + data.length > MAX_HELD_REPLY_CHARS) {
+    if (this.disposed || this.heldChars + data.length > MAX_HELD_REPLY_CHARS) {
       this.counters.dropped += 1;
       return;
     }
@@ -123,27 +126,25 @@ export class ReplyGate {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  /** Drops everything held; later offers are dropped. Idempotent. */
-  close(): void {
-    this.closed = true;
+  /** Drops everything held and stops its checks; later offers are dropped. Idempotent. */
+  override dispose(): void {
+    if (this.disposed) return;
+    super.dispose();
     this.counters.dropped += this.held.length;
     this.clearHeld();
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    if (this.immediate !== undefined) clearImmediate(this.immediate);
-    this.timer = this.immediate = undefined;
     this.settle();
   }
 
   private checkSoon(): void {
-    if (this.immediate !== undefined || this.closed) return;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
-    this.immediate = setImmediate(this.check);
+    if (this.checkImmediate.value !== undefined || this.disposed) return;
+    this.checkTimer.clear();
+    this.checkImmediate.value = this.owned.immediate('reply check', this.check);
   }
 
   private readonly check = (): void => {
-    this.immediate = this.timer = undefined;
-    if (this.closed || this.held.length === 0) return;
+    this.checkTimer.clear();
+    this.checkImmediate.clear();
+    if (this.disposed || this.held.length === 0) return;
     this.env.flushOutput();
     const markers = this.env.markersParsed();
     this.dropWhere((reply) => reply.markersBefore < markers);
@@ -159,7 +160,7 @@ export class ReplyGate {
     // Look again soon (a reader calls read() just after printing its question), then less often.
     this.checks += 1;
     const delay = Math.min(2 ** (this.checks - 1), MAX_CHECK_INTERVAL_MS);
-    this.timer = setTimeout(this.check, delay);
+    this.checkTimer.value = this.owned.timeout('reply check', delay, this.check);
   };
 
   /**

@@ -1,8 +1,8 @@
 /**
  * One send's whole lifecycle (SPEC §4.2, §4.4): the write, the readiness evidence gathered after it, the
  * wait bound, the silence tier, `waitFor`, the probe timer, cancellation and the output slice. The
- * session holds at most one. Its state is a closed union, and every timer it arms is owned here and
- * cleared on settle.
+ * session holds at most one. Its state is a closed union, and every timer it arms is registered with
+ * its store, which is disposed on settle: a settled send arms nothing more.
  *
  * How a send settles, where the exact tier works (Linux x86-64/arm64):
  * - `stdin_read`: the shell's verified prompt, or a thread of the session newly blocked reading the
@@ -16,6 +16,7 @@
  */
 import type { EngineConfig } from '../shared/config.js';
 import { TerminalError } from '../shared/errors.js';
+import { DisposableOwner, DisposableSlot } from '../shared/lifecycle.js';
 import type {
   ForegroundProcess,
   SendOutputDelta,
@@ -86,7 +87,7 @@ const PENDING_INPUT_CONFIRM_MS = 15;
 const REPLY_GRACE_MS = 30;
 
 /** What a send needs from its session. */
-export interface SendEnvironment {
+export interface SendContext {
   readonly config: EngineConfig;
   /** The session's prompt evidence (fed by the session all the time; reset at a write boundary). */
   readonly prompt: PromptTracker;
@@ -167,7 +168,7 @@ interface QuietRun {
  * One send. Feed it the sanitized stream (`text`, `newline`, `textBlock`, `rewriteLine`, `markerArrived`)
  * and call `endOfChunk()` after each processed pty chunk, with or without text in it.
  */
-export class SendOperation {
+export class SendOperation extends DisposableOwner {
   /** Settles exactly once with the send's result (or rejects on a write/signal transport failure). */
   readonly done: Promise<TerminalSendResult>;
   /** Resolves once neither a write nor a cancel signal of this send can still happen (slot release). */
@@ -207,24 +208,25 @@ export class SendOperation {
   private lastByteAt = 0;
   private quietRun: QuietRun = { runs: '', since: 0 };
   private probeDueAt = Number.POSITIVE_INFINITY;
-  private probeImmediate: NodeJS.Immediate | undefined;
+  /** The next probe on a timer, or on the next turn of the event loop: at most one is armed. */
+  private readonly probeTimer = this.owned.add(new DisposableSlot());
+  private readonly probeImmediate = this.owned.add(new DisposableSlot());
   /** Until when probes may run on consecutive event-loop turns (see SPIN_PROBE_MS). */
   private spinUntil = 0;
   private readinessStopped = false;
   private inputMayBePending: boolean;
   private confirm: PendingConfirm | undefined;
   private probeStep = 0;
-  private deadlineTimer: NodeJS.Timeout | undefined;
-  private probeTimer: NodeJS.Timeout | undefined;
   private writeDone: Promise<WriteOutcome | 'failed'> = Promise.resolve('written');
   private cancelDone: Promise<void> = Promise.resolve();
   private resolveDone!: (result: TerminalSendResult) => void;
   private rejectDone!: (error: unknown) => void;
 
   constructor(
-    private readonly env: SendEnvironment,
+    private readonly env: SendContext,
     private readonly options: SendOptions,
   ) {
+    super();
     this.tracker = env.prompt;
     this.policy = options.readiness ?? CALLER_SEND;
     this.waitOnly = !this.policy.startup && options.text === '' && !options.submit;
@@ -244,7 +246,7 @@ export class SendOperation {
     // A transport failure rejects `done`; the session observes it, so it is never unhandled.
     this.done.catch(() => undefined);
     const deadlineAt = options.deadlineAt ?? this.startedAt + (options.timeoutMs ?? env.config.timeoutMs);
-    this.deadlineTimer = setTimeout(() => this.onDeadline(), Math.max(0, deadlineAt - performance.now()));
+    this.owned.timeout('send deadline', Math.max(0, deadlineAt - performance.now()), () => this.onDeadline());
     this.quiesced = this.done.then(
       () => this.settledSideEffects(),
       () => this.settledSideEffects(),
@@ -379,7 +381,7 @@ export class SendOperation {
       // A burst after a pause (a prompt, an echo): its writer blocks microseconds later. Look on the
       // next turns of the event loop; the confirm window guards against output still on its way.
       this.spinUntil = this.lastOutputAt + SPIN_PROBE_MS;
-      if (this.probeImmediate === undefined) this.scheduleImmediateProbe();
+      if (this.probeImmediate.value === undefined) this.scheduleImmediateProbe();
       return;
     }
     // Output is flowing: probe shortly after it stops; a probe already due that soon stays as it is.
@@ -440,7 +442,7 @@ export class SendOperation {
   fail(error: unknown): void {
     if (this.settled) return;
     this.state = { kind: 'settled' };
-    this.clearTimers();
+    this.dispose();
     this.rejectDone(error);
   }
 
@@ -519,7 +521,7 @@ export class SendOperation {
   private scheduleProbe(delayMs: number): void {
     this.clearProbe();
     this.probeDueAt = performance.now() + delayMs;
-    this.probeTimer = setTimeout(() => this.probe(), delayMs);
+    this.probeTimer.value = this.owned.timeout('send probe timer', delayMs, () => this.probe());
   }
 
   private nextBackoff(): number {
@@ -535,7 +537,11 @@ export class SendOperation {
     // Output already read from the pty is judged before /proc is: a prompt the shell printed before it
     // blocked must be seen together with that block. (Flushing may settle this send re-entrantly.)
     this.env.flushOutput();
-    if (this.state.kind !== 'waiting' || this.probeTimer !== undefined || this.probeImmediate !== undefined)
+    if (
+      this.state.kind !== 'waiting' ||
+      this.probeTimer.value !== undefined ||
+      this.probeImmediate.value !== undefined
+    )
       return;
     const waitingSince = this.state.since;
     const now = performance.now();
@@ -671,22 +677,20 @@ export class SendOperation {
   private scheduleImmediateProbe(): void {
     this.clearProbe();
     this.probeDueAt = performance.now();
-    this.probeImmediate = setImmediate(() => this.probe());
+    this.probeImmediate.value = this.owned.immediate('send probe', () => this.probe());
   }
 
   /** Cancels a pending probe, whichever way it was scheduled. */
   private clearProbe(): void {
-    clearTimeout(this.probeTimer);
-    clearImmediate(this.probeImmediate);
-    this.probeTimer = undefined;
-    this.probeImmediate = undefined;
+    this.probeTimer.clear();
+    this.probeImmediate.clear();
   }
 
   private settle(reason: WaitReason, candidate?: PromptCandidate, readerPid?: number): void {
     if (this.settled) return;
     const result = this.buildResult(reason, candidate, readerPid);
     this.state = { kind: 'settled' };
-    this.clearTimers();
+    this.dispose();
     this.resolveDone(result);
   }
 
@@ -724,12 +728,6 @@ export class SendOperation {
       if (foreground !== undefined) result.foreground = foreground;
     }
     return result;
-  }
-
-  private clearTimers(): void {
-    clearTimeout(this.deadlineTimer);
-    this.clearProbe();
-    this.deadlineTimer = undefined;
   }
 
   private async settledSideEffects(): Promise<void> {

@@ -5,8 +5,12 @@
 import { readFileSync, readlinkSync } from 'node:fs';
 import { afterEach } from 'vitest';
 import { createPtyEngine, type EngineOptions } from '../../dist/main/index.js';
+import { createTestingEngine, type FaultPlan, type TestingEngine } from '../../dist/main/testing.js';
+import { liveDescendants } from './leaks.js';
+import { until } from './until.js';
 
 export * from '../../dist/main/index.js';
+export type { ThreadDiagnostics } from '../../dist/main/testing.js';
 
 type Engine = Awaited<ReturnType<typeof createPtyEngine>>;
 const open = new Set<Engine>();
@@ -18,11 +22,33 @@ export async function testEngine(options: EngineOptions = {}): Promise<Engine> {
   return engine;
 }
 
+/**
+ * Like `testEngine`, through the internal test entry: its sessions carry `faults`, its threads can be
+ * crashed, and it reports what a thread holds.
+ */
+export async function testingEngine(
+  options: EngineOptions = {},
+  faults: FaultPlan = {},
+): Promise<TestingEngine> {
+  const engine = await createTestingEngine(options, faults);
+  open.add(engine);
+  return engine;
+}
+
 afterEach(async () => {
   const engines = [...open];
   open.clear();
   await Promise.allSettled(engines.map((engine) => engine.close()));
 });
+
+/**
+ * Resolves once a process named `comm` runs in the tree of the session whose pty child is `pid` (polled
+ * from /proc: the kernel offers no event for it). A test that acts on a running command waits for this,
+ * never for a fixed time.
+ */
+export async function commandRunning(pid: number, comm: string): Promise<void> {
+  await until(`${comm} running in session ${pid}`, () => liveDescendants(pid).some((p) => p.comm === comm));
+}
 
 /** The terminal a process has on fd 0, e.g. /dev/pts/3. */
 export function ttyOf(pid: number): string {

@@ -1,7 +1,7 @@
 /** Command-line parsing for `agent-pty`: a subcommand and a few `--flag value` options. */
 import { resolve } from 'node:path';
 import { TerminalError } from '../../shared/errors.js';
-import type { SandboxMode } from '../../shared/types.js';
+import { SANDBOX_MODES, type SandboxMode } from '../../shared/types.js';
 
 /** Parsed command line. */
 export interface CliArgs {
@@ -13,8 +13,6 @@ export interface CliArgs {
   /** For `mcp`: every argument but the subcommand, parsed by the MCP server's own options. */
   mcpArgs: string[];
 }
-
-const MODES: readonly SandboxMode[] = ['read-only', 'workspace-write', 'danger-full-access'];
 
 /** Parses argv (without node and script). Throws INVALID_ARGUMENT with a usable message. */
 export function parseCliArgs(argv: readonly string[]): CliArgs {
@@ -48,10 +46,10 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
     else if (arg === '-v' || arg === '--version') args.command = 'version';
     else if (arg === '--sandbox') {
       const mode = value();
-      if (!MODES.includes(mode as SandboxMode)) {
+      if (!SANDBOX_MODES.includes(mode as SandboxMode)) {
         throw new TerminalError(
           'INVALID_ARGUMENT',
-          `--sandbox must be one of ${MODES.join(', ')}; got '${mode}'`,
+          `--sandbox must be one of ${SANDBOX_MODES.join(', ')}; got '${mode}'`,
         );
       }
       args.sandbox = mode as SandboxMode;

@@ -12,13 +12,10 @@ import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { TerminalError } from '../../shared/errors.js';
-import type { SandboxMode, SandboxSelection } from '../../shared/types.js';
+import { SANDBOX_MODES, type SandboxMode, type SandboxSelection } from '../../shared/types.js';
 
 /** Mode used when the deployment configures none: the most confined one. */
 export const DEFAULT_SANDBOX_MODE: SandboxMode = 'read-only';
-
-/** Sandbox modes, in the order of the SPEC (most to least confined). */
-export const SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const;
 
 /** A held fence; releasing twice is harmless. */
 export interface SandboxFence {

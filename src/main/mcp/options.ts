@@ -2,8 +2,7 @@
 import { resolve } from 'node:path';
 import { DIALECTS, isDialect } from '../../shared/dialects.js';
 import { TerminalError } from '../../shared/errors.js';
-import type { Dialect, SandboxMode } from '../../shared/types.js';
-import { SANDBOX_MODES } from '../harness/sandbox-policy.js';
+import { type Dialect, SANDBOX_MODES, type SandboxMode } from '../../shared/types.js';
 import { splitCommandLine } from '../worlds/command-line.js';
 
 /** The MCP server's default: the model may write in the folder it was started in, nowhere else. */

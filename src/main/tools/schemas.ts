@@ -1,8 +1,7 @@
 /** Zod schema pieces shared by several tools: the session id argument and the status/snapshot shapes. */
 import { z } from 'zod';
 import { DIALECTS } from '../../shared/dialects.js';
-import type { SessionStatus } from '../../shared/types.js';
-import { SANDBOX_MODES } from '../harness/sandbox-policy.js';
+import { SANDBOX_MODES, type SessionStatus } from '../../shared/types.js';
 
 /** The `sessionId` argument. */
 export const sessionIdArgument = z

@@ -7,7 +7,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type * as Comlink from 'comlink';
 import { TerminalError } from '../shared/errors.js';
 import { assertInputWithinLimit } from '../shared/input-limit.js';
-import type { RemoteSessionApi, ThreadFaultKind } from '../shared/protocol.js';
+import type { SessionThreadApi } from '../shared/protocol.js';
 import type {
   Dialect,
   Disposable,
@@ -26,8 +26,8 @@ import type {
 } from '../shared/types.js';
 import { LiveOutputReceiver } from './live-output-receiver.js';
 
-/** Everything a remote session is built from. */
-export interface RemoteSessionParts {
+/** Everything a thread session is built from. */
+export interface ThreadSessionParts {
   id: string;
   name: string | undefined;
   pid: number;
@@ -36,7 +36,8 @@ export interface RemoteSessionParts {
   dialect: Dialect;
   /** Largest input of one send (config `maxInputBytes`), checked before the call crosses threads. */
   maxInputBytes: number;
-  remote: Comlink.Remote<RemoteSessionApi>;
+  /** Comlink proxy of the session task on its engine thread. */
+  proxy: Comlink.Remote<SessionThreadApi>;
   controlPort: MessagePort;
   dataPort: MessagePort;
   /** Rejects (with ENGINE_THREAD_DIED) if the engine thread dies; never resolves otherwise. */
@@ -53,7 +54,7 @@ export function raceDeath<T>(call: Promise<T>, death: Promise<never>): Promise<T
 }
 
 /** Host-side session handle. */
-export class RemoteSession implements TerminalSession {
+export class ThreadSession implements TerminalSession {
   readonly id: string;
   readonly name: string | undefined;
   readonly pid: number;
@@ -61,7 +62,7 @@ export class RemoteSession implements TerminalSession {
   readonly sandbox: SandboxSelection | undefined;
   readonly dialect: Dialect;
 
-  private readonly remote: Comlink.Remote<RemoteSessionApi>;
+  private readonly proxy: Comlink.Remote<SessionThreadApi>;
   private readonly death: Promise<never>;
   private readonly listeners = new Set<(chunk: OutputChunk) => void>();
   private readonly liveOutput: LiveOutputReceiver;
@@ -70,14 +71,14 @@ export class RemoteSession implements TerminalSession {
   private closeCall: Promise<SessionOutcome> | undefined;
   private released = false;
 
-  constructor(private readonly parts: RemoteSessionParts) {
+  constructor(private readonly parts: ThreadSessionParts) {
     this.id = parts.id;
     this.name = parts.name;
     this.pid = parts.pid;
     this.motd = parts.motd;
     this.sandbox = parts.sandbox;
     this.dialect = parts.dialect;
-    this.remote = parts.remote;
+    this.proxy = parts.proxy;
     this.death = parts.death;
     this.liveOutput = new LiveOutputReceiver(parts.dataPort, () =>
       this.listeners.size === 0 ? null : this.deliverLiveOutput,
@@ -93,24 +94,24 @@ export class RemoteSession implements TerminalSession {
     const started = this.call(async () => {
       // Refused before anything is sent (the engine checks again, for callers of the thread API).
       if (typeof spec.text === 'string') assertInputWithinLimit(spec.text, this.parts.maxInputBytes);
-      return this.remote.startSend(sendId, spec);
+      return this.proxy.startSend(sendId, spec);
     });
     let onAbort: (() => void) | undefined;
     const cancel = async (): Promise<void> => {
       await started;
-      await this.call(() => this.remote.cancelSend(sendId));
+      await this.call(() => this.proxy.cancelSend(sendId));
     };
     const done: Promise<TerminalSendResult> = (async () => {
       await started;
       if (signal !== undefined) {
         // Aborting ends only the wait (the send settles `running`): a client's own request timeout must
         // never turn into a signal to the command it was waiting on. `cancel()` is the SIGINT path.
-        onAbort = () => void this.call(() => this.remote.endWait(sendId)).catch(() => undefined);
+        onAbort = () => void this.call(() => this.proxy.endWait(sendId)).catch(() => undefined);
         if (signal.aborted) onAbort();
         else signal.addEventListener('abort', onAbort, { once: true });
       }
       try {
-        return await this.call(() => this.remote.awaitSend(sendId));
+        return await this.call(() => this.proxy.awaitSend(sendId));
       } finally {
         if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
       }
@@ -119,29 +120,29 @@ export class RemoteSession implements TerminalSession {
       done,
       readOutput: async () => {
         await started;
-        return this.call(() => this.remote.readSendOutput(sendId));
+        return this.call(() => this.proxy.readSendOutput(sendId));
       },
       cancel,
     };
   }
 
   read(request: ReadRequest = {}): Promise<ReadResult> {
-    return this.call(() => this.remote.read(request));
+    return this.call(() => this.proxy.read(request));
   }
 
   signal(signal: SignalName): Promise<SignalResult> {
-    return this.call(() => this.remote.signal(signal));
+    return this.call(() => this.proxy.signal(signal));
   }
 
   status(): Promise<SessionStatus> {
-    return this.call(() => this.remote.status() as Promise<SessionStatus>);
+    return this.call(() => this.proxy.status() as Promise<SessionStatus>);
   }
 
   onOutput(listener: (chunk: OutputChunk) => void): Disposable {
     this.listeners.add(listener);
     if (this.listeners.size === 1 && !this.closed) {
       this.parts.dataPort.ref();
-      void this.call(() => this.remote.setLiveOutput(true)).catch(() => undefined);
+      void this.call(() => this.proxy.setLiveOutput(true)).catch(() => undefined);
     }
     let disposed = false;
     return {
@@ -151,7 +152,7 @@ export class RemoteSession implements TerminalSession {
         this.listeners.delete(listener);
         if (this.listeners.size === 0 && !this.closed) {
           this.parts.dataPort.unref();
-          void this.call(() => this.remote.setLiveOutput(false)).catch(() => undefined);
+          void this.call(() => this.proxy.setLiveOutput(false)).catch(() => undefined);
         }
       },
     };
@@ -159,7 +160,7 @@ export class RemoteSession implements TerminalSession {
 
   close(reason = 'closed'): Promise<SessionOutcome> {
     this.closeCall ??= (async () => {
-      const outcome = await this.call(() => this.remote.close(reason));
+      const outcome = await this.call(() => this.proxy.close(reason));
       // The task resolves right after close(); waiting for it means the thread holds nothing of ours.
       await raceDeath(this.parts.taskDone, this.death).catch(() => undefined);
       this.closed = true;
@@ -170,11 +171,6 @@ export class RemoteSession implements TerminalSession {
       throw error;
     });
     return this.closeCall;
-  }
-
-  /** Test-only: makes the engine thread hosting this session die or wedge. */
-  crashThreadForTest(kind: ThreadFaultKind): Promise<void> {
-    return this.call(() => this.remote.crashThreadForTest(kind));
   }
 
   private call<T>(invoke: () => Promise<T>): Promise<T> {

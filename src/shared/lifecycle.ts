@@ -1,0 +1,186 @@
+/**
+ * Ownership of timers and listeners. Every timer and listener an object arms is registered with the
+ * object's `DisposableStore`; disposing the owner releases them all, and a disposed store arms nothing
+ * more (a late entry into a disposed object cannot leave a timer behind). The thread keeps a count of
+ * what is registered and not yet released, by label, so a test can show that a closed session left
+ * nothing on its thread (`liveOwnedResources`).
+ */
+import type { Disposable } from './types.js';
+
+/** Registered and not yet released, by label, on this thread. */
+const liveByLabel = new Map<string, number>();
+
+function count(label: string, delta: number): void {
+  const next = (liveByLabel.get(label) ?? 0) + delta;
+  if (next === 0) liveByLabel.delete(label);
+  else liveByLabel.set(label, next);
+}
+
+/** Timers and listeners registered with a store and not yet released on this thread, by label. */
+export function liveOwnedResources(): Record<string, number> {
+  return Object.fromEntries(liveByLabel);
+}
+
+/** A release that runs once, counted under its label while it has not run. */
+class Owned implements Disposable {
+  private release: (() => void) | undefined;
+
+  constructor(
+    private readonly label: string,
+    release: () => void,
+    private readonly store: DisposableStore,
+  ) {
+    this.release = release;
+    count(label, 1);
+  }
+
+  /** Whether the release has not run yet. */
+  get live(): boolean {
+    return this.release !== undefined;
+  }
+
+  dispose(): void {
+    const release = this.release;
+    if (release === undefined) return;
+    this.release = undefined;
+    count(this.label, -1);
+    this.store.forget(this);
+    release();
+  }
+}
+
+/** An inert handle: what a disposed store hands out instead of arming anything. */
+const NOTHING: Disposable = Object.freeze({ dispose: () => undefined });
+
+/** Disposables released together: the timers and listeners of one owner, and the objects it owns. */
+export class DisposableStore implements Disposable {
+  private readonly items = new Set<Disposable>();
+  private isDisposed = false;
+
+  /** True once disposed: nothing more can be registered. */
+  get disposed(): boolean {
+    return this.isDisposed;
+  }
+
+  /** Registered items not yet released. */
+  get size(): number {
+    return this.items.size;
+  }
+
+  /** Registers `item`; when the store is disposed already, disposes it at once. */
+  add<T extends Disposable>(item: T): T {
+    if (this.isDisposed) item.dispose();
+    else this.items.add(item);
+    return item;
+  }
+
+  /** Registers a release (a listener's removal, a writer's close) under `label`. */
+  own(label: string, release: () => void): Disposable {
+    if (this.isDisposed) {
+      release();
+      return NOTHING;
+    }
+    const owned = new Owned(label, release, this);
+    this.items.add(owned);
+    return owned;
+  }
+
+  /** A `setTimeout` owned by this store; it leaves the store once it fired. Inert on a disposed store. */
+  timeout(label: string, ms: number, run: () => void): Disposable {
+    if (this.isDisposed) return NOTHING;
+    const timer = setTimeout(() => {
+      owned.dispose(); // fired: nothing to clear, but it is no longer live
+      run();
+    }, ms);
+    const owned = new Owned(label, () => clearTimeout(timer), this);
+    this.items.add(owned);
+    return owned;
+  }
+
+  /** A `setImmediate` owned by this store; it leaves the store once it ran. Inert on a disposed store. */
+  immediate(label: string, run: () => void): Disposable {
+    if (this.isDisposed) return NOTHING;
+    const immediate = setImmediate(() => {
+      owned.dispose();
+      run();
+    });
+    const owned = new Owned(label, () => clearImmediate(immediate), this);
+    this.items.add(owned);
+    return owned;
+  }
+
+  /** Disposes `item` and forgets it. */
+  delete(item: Disposable): void {
+    this.items.delete(item);
+    item.dispose();
+  }
+
+  /** Forgets `item` without disposing it (it released itself). */
+  forget(item: Disposable): void {
+    this.items.delete(item);
+  }
+
+  /**
+   * Releases everything, newest first (an owner's late registrations may use its earlier ones), and
+   * refuses later registrations. Every item is disposed even if some throw; their errors are thrown
+   * afterwards together. Idempotent.
+   */
+  dispose(): void {
+    if (this.isDisposed) return;
+    this.isDisposed = true;
+    const items = [...this.items].reverse();
+    this.items.clear();
+    const errors: unknown[] = [];
+    for (const item of items) {
+      try {
+        item.dispose();
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    if (errors.length === 1) throw errors[0];
+    if (errors.length > 1) throw new AggregateError(errors, `${errors.length} disposables failed to dispose`);
+  }
+}
+
+/** At most one disposable at a time, such as a re-armed timer: setting a new one disposes the old. */
+export class DisposableSlot implements Disposable {
+  private current: Disposable | undefined;
+
+  /** The held disposable, if any. */
+  get value(): Disposable | undefined {
+    return this.current;
+  }
+
+  /** Holds `next`, disposing what was held. */
+  set value(next: Disposable | undefined) {
+    const previous = this.current;
+    this.current = next;
+    if (previous !== next) previous?.dispose();
+  }
+
+  /** Disposes what is held and holds nothing. */
+  clear(): void {
+    this.value = undefined;
+  }
+
+  dispose(): void {
+    this.clear();
+  }
+}
+
+/** Base of an object that owns timers and listeners: registers them with `owned`, releases them on dispose. */
+export abstract class DisposableOwner implements Disposable {
+  /** What this object owns; disposed with it. */
+  protected readonly owned = new DisposableStore();
+
+  /** True once disposed: entry points return early. */
+  get disposed(): boolean {
+    return this.owned.disposed;
+  }
+
+  /** Releases everything this object owns; idempotent. */
+  dispose(): void {
+    this.owned.dispose();
+  }
+}
