@@ -25,7 +25,16 @@ const DEFAULT_OUT = fileURLToPath(new URL('./results/', import.meta.url));
  * Benchmark modules, in run order: cheap and sensitive ones first, floods later. Idle CPU runs first of
  * all, before earlier benchmarks leave garbage whose collection would land in its window.
  */
-const BENCHMARKS = ['idle-cpu', 'latency', 'interactive', 'close-cancel', 'flood', 'scale', 'worlds'];
+const BENCHMARKS = [
+  'idle-cpu',
+  'latency',
+  'interactive',
+  'close-cancel',
+  'flood',
+  'shapes',
+  'scale',
+  'worlds',
+];
 /** Handles Node itself keeps open (stdio, a pending fs write): not leaks. */
 const BENIGN_RESOURCES = new Set(['TTYWrap', 'PipeWrap', 'FSReqCallback', 'FileHandle']);
 
