@@ -68,6 +68,20 @@ describe('session.resize', () => {
     await session.close();
   });
 
+  it('the output model lays out cursor movement at the new width', async () => {
+    const engine = await testEngine();
+    const session = await engine.spawn({ rows: 24, cols: 160 });
+    await session.resize({ rows: 24, cols: 40 });
+    // 60 digits wrap onto a second row at 40 columns; one row up from the next line is that second
+    // row, so XY lands on digits 41-42. At the old width it would overwrite the line's start.
+    const result = await session.startSend({ text: "printf '%060d\\n\\e[AXY\\n' 0" }).done;
+    expect(result.exitCode).toBe(0);
+    const expected = `${'0'.repeat(40)}XY${'0'.repeat(18)}`;
+    expect(result.viewport.split('\n')).toContain(expected);
+    expect((await session.read()).text.split('\n')).toContain(expected);
+    await session.close();
+  });
+
   it('refuses sizes that are not positive integers up to the bound with INVALID_ARGUMENT', async () => {
     const engine = await testEngine();
     const session = await engine.spawn({ rows: 24, cols: 80 });
