@@ -1,6 +1,7 @@
 /** Validation of `engine.spawn()` options: bad input gets a coded error that names the field. */
 import { DIALECTS, isDialect } from '../shared/dialects.js';
 import { TerminalError } from '../shared/errors.js';
+import { terminalDimensionProblem } from '../shared/terminal-size.js';
 import { SANDBOX_MODES, type SpawnOptions } from '../shared/types.js';
 
 /** Throws TerminalError('INVALID_ARGUMENT') naming the first invalid field. */
@@ -16,9 +17,8 @@ export function validateSpawnOptions(options: SpawnOptions): void {
     fail('dialect', `must be one of ${DIALECTS.map((name) => `'${name}'`).join(', ')}`);
   }
   for (const field of ['rows', 'cols'] as const) {
-    const value = options[field];
-    if (value !== undefined && !(Number.isInteger(value) && value > 0))
-      fail(field, 'must be a positive integer');
+    const problem = options[field] === undefined ? undefined : terminalDimensionProblem(options[field]);
+    if (problem !== undefined) fail(field, problem);
   }
   if (options.env !== undefined) {
     if (typeof options.env !== 'object' || options.env === null) fail('env', 'must be an object of strings');

@@ -8,6 +8,7 @@ import type * as Comlink from 'comlink';
 import { TerminalError } from '../shared/errors.js';
 import { assertInputWithinLimit } from '../shared/input-limit.js';
 import type { SessionThreadApi } from '../shared/protocol.js';
+import { assertTerminalSize } from '../shared/terminal-size.js';
 import type {
   Dialect,
   Disposable,
@@ -23,6 +24,7 @@ import type {
   SignalResult,
   TerminalSendResult,
   TerminalSession,
+  TerminalSize,
 } from '../shared/types.js';
 import { LiveOutputReceiver } from './live-output-receiver.js';
 
@@ -136,6 +138,14 @@ export class ThreadSession implements TerminalSession {
 
   status(): Promise<SessionStatus> {
     return this.call(() => this.proxy.status() as Promise<SessionStatus>);
+  }
+
+  resize(size: TerminalSize): Promise<void> {
+    return this.call(async () => {
+      // Checked here too: only a plain, valid `{ rows, cols }` crosses to the thread.
+      assertTerminalSize(size);
+      return this.proxy.resize({ rows: size.rows, cols: size.cols });
+    });
   }
 
   onOutput(listener: (chunk: OutputChunk) => void): Disposable {

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { DIALECTS } from './dialects.js';
 import { TerminalError } from './errors.js';
+import { MAX_TERMINAL_DIMENSION } from './terminal-size.js';
 
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
@@ -15,8 +16,8 @@ export const engineConfigSchema = z
     dialect: z.enum(DIALECTS).default('bash'),
     shellPath: z.string().min(1).optional(),
     shellArgs: z.array(z.string()).optional(),
-    rows: positiveInt.default(40),
-    cols: positiveInt.default(160),
+    rows: positiveInt.max(MAX_TERMINAL_DIMENSION).default(40),
+    cols: positiveInt.max(MAX_TERMINAL_DIMENSION).default(160),
     scrollbackLines: positiveInt.default(10_000),
     scrollbackMaxBytes: positiveInt.default(4 * 1024 * 1024),
     maxReadBytes: positiveInt.default(256 * 1024),

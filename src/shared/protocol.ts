@@ -17,6 +17,7 @@ import type {
   SignalName,
   SignalResult,
   TerminalSendResult,
+  TerminalSize,
 } from './types.js';
 
 /** What every engine thread of a pool receives at start (Piscina's `workerData`). */
@@ -126,6 +127,8 @@ export interface SessionThreadApi {
   signal(signal: SignalName): Promise<SignalResult>;
   /** Whether the shell is alive. */
   status(): Promise<SessionStatus>;
+  /** Resizes the pty and the screen models; INVALID_ARGUMENT for a size that is not positive integers. */
+  resize(size: TerminalSize): Promise<void>;
   /** Turns live output publishing (the data plane) on or off. */
   setLiveOutput(enabled: boolean): Promise<void>;
   /** Tears the session down; the Piscina task resolves afterwards. Retries if an earlier close failed. */

@@ -185,6 +185,12 @@ export interface ReadResult {
   truncated: boolean;
 }
 
+/** A terminal size for `session.resize()`: positive integers. */
+export interface TerminalSize {
+  rows: number;
+  cols: number;
+}
+
 /** Result of `session.signal()`. */
 export interface SignalResult {
   /** The signal was delivered. */
@@ -247,6 +253,8 @@ export interface TerminalSession {
   signal(signal: SignalName): Promise<SignalResult>;
   /** Whether the shell is still alive. */
   status(): Promise<SessionStatus>;
+  /** Resizes the terminal (pty and screen model); full-screen programs redraw. */
+  resize(size: TerminalSize): Promise<void>;
   /** Subscribes to live output (batched; a lagging subscriber sees `dropped` counts). */
   onOutput(listener: (chunk: OutputChunk) => void): Disposable;
   /** Tears the process tree down; retries if an earlier close failed. */

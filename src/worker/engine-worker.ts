@@ -44,6 +44,7 @@ export default async function runSessionTask(data: SessionTaskData): Promise<Ses
     read: async (request) => session.read(request),
     signal: async (signal) => session.signal(signal),
     status: async () => session.status(),
+    resize: async (size) => session.resize(size),
     setLiveOutput: async (enabled) => session.setLiveOutput(enabled),
     close: (reason) => session.close(reason),
   };

@@ -14,6 +14,7 @@ import { encodeKeys, validateKeys } from '../shared/keys.js';
 import { DisposableOwner } from '../shared/lifecycle.js';
 import type { ProcessIdentity } from '../shared/proc-stat.js';
 import type { LaunchInfo, SendSpec, SessionLaunchSpec, ShellPlan } from '../shared/protocol.js';
+import { assertTerminalSize } from '../shared/terminal-size.js';
 import type {
   Containment,
   Disposable,
@@ -26,6 +27,7 @@ import type {
   SignalName,
   SignalResult,
   TerminalSendResult,
+  TerminalSize,
 } from '../shared/types.js';
 import { type CgroupHome, JOIN_FAILED_EXIT_CODE, type SessionCgroup } from './cgroup.js';
 import { dialectNamed } from './dialects/registry.js';
@@ -494,6 +496,31 @@ export class SessionCore extends DisposableOwner {
       });
     }
     return { delivered: true, targetPgid: target };
+  }
+
+  /**
+   * Resizes the pty (the kernel sends SIGWINCH to the foreground group, so full-screen programs
+   * redraw), the replier's terminal and the output model. Throws INVALID_ARGUMENT for a bad size.
+   */
+  resize(size: TerminalSize): void {
+    assertTerminalSize(size);
+    this.assertOpen();
+    const term = this.term;
+    if (term === undefined || this.exitStatus.kind === 'exited') {
+      throw new TerminalError('SESSION_CLOSED', 'the shell has exited');
+    }
+    const { rows, cols } = size;
+    // Output already read was written for the old size: it goes through the pipeline first, so the
+    // models change size at the point of the stream where the pty did (the program's redraw for the
+    // new size can only be read after `term.resize` below). Bounded by the backlog limit.
+    while (this.pendingOutput.length > 0 && !this.disposed) this.processOutput();
+    try {
+      term.resize(cols, rows);
+    } catch (error) {
+      throw new TerminalError('SESSION_CLOSED', 'the terminal is gone', { cause: error });
+    }
+    this.replier?.resize(cols, rows);
+    this.outputModel.resize(rows, cols);
   }
 
   /** Whether the shell is alive. */

@@ -22,6 +22,7 @@ import type {
   SpawnOptions,
   TerminalSendResult,
   TerminalSession,
+  TerminalSize,
 } from '../../src/shared/types.js';
 
 /** A promise with its resolvers, for gating fake work on the test's schedule. */
@@ -47,6 +48,8 @@ export class FakeSession implements TerminalSession {
   readonly sends: SendRequest[] = [];
   readonly signals: SignalName[] = [];
   readonly closeReasons: string[] = [];
+  /** Sizes passed to `resize`, in order. */
+  readonly resizes: TerminalSize[] = [];
   /** Number of upcoming closes that reject with CLEANUP_FAILED. */
   failCloses = 0;
   /** Result of the next sends. */
@@ -119,6 +122,11 @@ export class FakeSession implements TerminalSession {
 
   async status(): Promise<SessionStatus> {
     return this.status_;
+  }
+
+  async resize(size: TerminalSize): Promise<void> {
+    if (this.closed) throw new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`);
+    this.resizes.push(size);
   }
 
   onOutput(listener: (chunk: OutputChunk) => void): Disposable {

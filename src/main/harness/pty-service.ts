@@ -34,6 +34,10 @@ export interface PtyBackendSpawnRequest {
   world?: string;
   /** Shell dialect (default: the backend's). */
   shell?: Dialect;
+  /** Terminal rows (default: the engine's). */
+  rows?: number;
+  /** Terminal columns (default: the engine's). */
+  cols?: number;
 }
 
 /** One kind of terminal the service can open, registered under its `type`. */
@@ -69,6 +73,10 @@ export interface PtySpawnRequest {
   world?: string;
   /** Shell dialect (default: the backend's). */
   shell?: Dialect;
+  /** Terminal rows (default: the engine's). */
+  rows?: number;
+  /** Terminal columns (default: the engine's). */
+  cols?: number;
 }
 
 /** A session as its owner sees it. */
@@ -314,6 +322,8 @@ export function createPtyService(): PtyService {
             ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
             ...(world === undefined ? {} : { world }),
             ...(request.shell === undefined ? {} : { shell: request.shell }),
+            ...(request.rows === undefined ? {} : { rows: request.rows }),
+            ...(request.cols === undefined ? {} : { cols: request.cols }),
           },
           controller.signal,
         );

@@ -32,7 +32,7 @@ export interface ShellBackendOptions {
 export function createShellBackend({ type, engine, worlds, sandboxPolicy }: ShellBackendOptions): PtyBackend {
   return {
     type,
-    async spawn({ owner, name, cwd, world, shell }, signal) {
+    async spawn({ owner, name, cwd, world, shell, rows, cols }, signal) {
       const far = world !== undefined && world !== LOCAL_WORLD;
       if (far && worlds === undefined) {
         throw new TerminalError('INVALID_ARGUMENT', `unknown world "${world}"; no worlds are configured`);
@@ -52,6 +52,8 @@ export function createShellBackend({ type, engine, worlds, sandboxPolicy }: Shel
               : resolveCwd(cwd, selection.workspaceRoot),
             ...(name === undefined ? {} : { name }),
             ...(shell === undefined ? {} : { dialect: shell }),
+            ...(rows === undefined ? {} : { rows }),
+            ...(cols === undefined ? {} : { cols }),
             sandbox: selection,
           },
           signal,
@@ -93,6 +95,7 @@ function releasingOnClose(session: TerminalSession, fence: SandboxFence): Termin
     read: (request) => session.read(request),
     signal: (signal) => session.signal(signal),
     status: () => session.status(),
+    resize: (size) => session.resize(size),
     onOutput: (listener) => session.onOutput(listener),
     async close(reason) {
       // Released only after a successful close: a failed close may leave processes of this mode.

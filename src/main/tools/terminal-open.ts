@@ -1,9 +1,10 @@
 /**
- * `terminal_open {type?, name?, cwd?, shell?}` → `{ sessionId, name?, type, shell, pid, status,
+ * `terminal_open {type?, name?, cwd?, shell?, rows?, cols?, world?}` → `{ sessionId, name?, type, shell, pid, status,
  * containment, motd }`.
  */
 import { z } from 'zod';
 import { DIALECTS } from '../../shared/dialects.js';
+import { MAX_TERMINAL_DIMENSION } from '../../shared/terminal-size.js';
 import { DEFAULT_BACKEND_TYPE } from '../harness/plugins/pty-local.js';
 import { renderSession } from './render.js';
 import { capTail } from './result-cap.js';
@@ -12,6 +13,12 @@ import { DEFAULT_MAX_RESULT_BYTES, defineTool } from './tool.js';
 
 /** Longest accepted session name: a label, not a document. */
 const MAX_NAME_LENGTH = 64;
+
+/** An optional terminal dimension: a positive integer up to MAX_TERMINAL_DIMENSION. */
+function terminalDimension(field: 'rows' | 'cols') {
+  const rule = `must be a whole number from 1 to ${MAX_TERMINAL_DIMENSION}; omit ${field} for the default`;
+  return z.number({ error: rule }).int(rule).min(1, rule).max(MAX_TERMINAL_DIMENSION, rule).optional();
+}
 
 /** Opens a persistent terminal session. */
 export const terminalOpen = defineTool({
@@ -45,6 +52,10 @@ export const terminalOpen = defineTool({
       .enum(DIALECTS, { error: `must be one of ${DIALECTS.join(', ')}; omit it for the server's default` })
       .optional()
       .describe(`Shell to run: ${DIALECTS.join(', ')} (default: the server's, usually bash).`),
+    rows: terminalDimension('rows').describe("Terminal height in rows (default: the server's, usually 40)."),
+    cols: terminalDimension('cols').describe(
+      "Terminal width in columns (default: the server's, usually 160).",
+    ),
     world: z
       .string({ error: 'must be a world name string; omit it to use this machine' })
       .min(1, 'must not be empty; omit it to use this machine')
@@ -71,6 +82,8 @@ export const terminalOpen = defineTool({
         ...(args.cwd === undefined ? {} : { cwd: args.cwd }),
         ...(args.shell === undefined ? {} : { shell: args.shell }),
         ...(args.world === undefined ? {} : { world: args.world }),
+        ...(args.rows === undefined ? {} : { rows: args.rows }),
+        ...(args.cols === undefined ? {} : { cols: args.cols }),
       },
       ctx.signal,
     );

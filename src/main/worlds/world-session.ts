@@ -5,6 +5,7 @@
  * the far side closes every session of a link that ended.
  */
 import { TerminalError } from '../../shared/errors.js';
+import { assertTerminalSize } from '../../shared/terminal-size.js';
 import type {
   Containment,
   Dialect,
@@ -22,6 +23,7 @@ import type {
   SignalResult,
   TerminalSendResult,
   TerminalSession,
+  TerminalSize,
 } from '../../shared/types.js';
 import type { SpawnedSession } from '../../shared/world-protocol.js';
 import type { WorldClient } from './world-client.js';
@@ -75,6 +77,12 @@ export class WorldSession implements TerminalSession {
 
   signal(signal: SignalName): Promise<SignalResult> {
     return this.method('signal', signal);
+  }
+
+  async resize(size: TerminalSize): Promise<void> {
+    // Checked here too: only a plain, valid `{ rows, cols }` crosses the link.
+    assertTerminalSize(size);
+    await this.method('resize', { rows: size.rows, cols: size.cols });
   }
 
   async status(): Promise<SessionStatus> {
