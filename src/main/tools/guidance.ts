@@ -45,8 +45,10 @@ returns to the prompt) with \`waitFor\`, a regular expression for the line that 
 the call returns \`[wait: pattern]\` as soon as that line appears. Run other commands in a second
 session while a server holds the first; stop it later with \`terminal_signal\` SIGINT.
 
-Practices: send one command per call; prefer non-interactive flags (\`-y\`, \`--no-pager\`); avoid
-full-screen programs (vim, less, top), which are not supported; never type control characters to
+Practices: send one command per call; prefer non-interactive flags (\`-y\`, \`--no-pager\`). A
+full-screen program (vim, nano, less, htop) returns \`[screen: …]\`, its rendered screen: drive it with
+\`keys\` (leave vim with \`["Escape", {"text": ":wq"}, "Enter"]\`, save and leave nano with
+\`["C-o", "Enter", "C-x"]\`, quit less with \`["q"]\`). Never type control characters to
 interrupt — use \`terminal_signal\`; close sessions you no longer need. Sessions run in a sandbox:
 in read-only mode nothing but /tmp is writable; in workspace-write mode the workspace is writable too.
 `;

@@ -28,9 +28,10 @@ export const terminalOpen = defineTool({
     'Open a persistent interactive terminal (a bash shell unless shell says otherwise) and get its sessionId. The shell keeps its ' +
     'state between calls (working directory, variables, running programs such as a python3 REPL), so ' +
     'open one and reuse it; open another only to run things side by side. It starts in the workspace ' +
-    'root unless cwd is given, under the sandbox mode shown in the result. Output is plain text: ' +
-    'colors and cursor movement are stripped, and full-screen programs (vim, less, top) are not ' +
-    'supported. Type into it with terminal_send; close it with terminal_close when done.',
+    'root unless cwd is given, under the sandbox mode shown in the result. Output is what a person ' +
+    'would see, as plain text: colors are stripped, progress bars show their final state, and ' +
+    'full-screen programs (vim, nano, less, htop) come back as their rendered screen, driven with ' +
+    'keys. Type into it with terminal_send; close it with terminal_close when done.',
   hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   input: z.strictObject({
     type: z
