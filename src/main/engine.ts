@@ -55,6 +55,15 @@ const REAP_POLL_MS = 10;
 /** Extra time, beyond the teardown grace, for a last close attempt of a session whose close failed. */
 const FINAL_CLOSE_MARGIN_MS = 5_000;
 
+/**
+ * V8 young generation of an engine thread. A flood allocates short-lived strings at full speed, and the
+ * young generation grows to its limit under it; Node 24's default limit is about twice Node 20's, which
+ * took the RSS growth of 50 MB of output without a line end from ~37 MB to ~70 MB (SPEC §4.3 bounds it
+ * at 64 MB). 32 MB holds it at Node 20's level on both (`test/hostile-output.test.ts`). A caller's
+ * `resourceLimits` may set another value.
+ */
+const ENGINE_YOUNG_GENERATION_MB = 32;
+
 const WORKER_FILE = new URL('../worker/engine-worker.js', import.meta.url).href;
 
 /** Creates an engine. Rejects with INVALID_CONFIG naming the field when the configuration is invalid. */
@@ -123,7 +132,7 @@ export class Engine implements PtyEngine, EngineInternals {
       atomics: 'disabled',
       idleTimeout: THREAD_IDLE_TIMEOUT_MS,
       concurrentTasksPerWorker: SESSIONS_PER_THREAD,
-      ...(resourceLimits === undefined ? {} : { resourceLimits }),
+      resourceLimits: { maxYoungGenerationSizeMb: ENGINE_YOUNG_GENERATION_MB, ...resourceLimits },
       // Each engine thread finds its cgroup home (and sweeps a dead predecessor's cgroups) at start.
       workerData: { cgroupRoot: config.cgroupRoot } satisfies EngineWorkerData,
     });
