@@ -108,12 +108,16 @@ function fakeEnvironment(
     status: () => ({ kind: 'running', containment: 'process-tree' }),
     output,
     flushOutput: () => undefined,
+    drainOutput: () => 'unavailable',
     lastReplyAt: () => Number.NEGATIVE_INFINITY,
     ...overrides,
   };
   rings.set(env, ring);
   return env;
 }
+
+/** bash blocked at its prompt, owning the terminal (no input can be typed ahead of a job). */
+const AT_PROMPT = sample(SHELL.pgrp, [thread(SHELL.pid, 'waiting', 1, 'pselect6')]);
 
 const ops: SendOperation[] = [];
 afterEach(() => {
@@ -380,6 +384,62 @@ describe('SendOperation races', () => {
     const result = await op.done;
     expect(result.waitReason).toBe('stdin_read');
     expect(performance.now() - started).toBeGreaterThanOrEqual(30);
+  });
+
+  it('a stdin wait settles once a drain proves its output read, on the next turns, without a quiet window', async () => {
+    let current = AT_PROMPT; // the shell owns the terminal at the write
+    const drains: string[] = [];
+    const op = newOp(
+      fakeEnvironment({
+        current: () => current,
+        drainOutput: () => {
+          drains.push('empty');
+          return 'empty';
+        },
+      }),
+      { text: 'read x', submit: true },
+    );
+    await op.start();
+    current = sample(200, [thread(200, 'waiting', 7)]);
+    text(op, 'read x'); // the echo, the send's first output: its writer may block moments later
+    newline(op);
+    op.endOfChunk();
+    for (let turn = 0; turn < 5 && !op.settled; turn++) await new Promise((r) => setImmediate(r));
+    expect(op.settled).toBe(true);
+    expect((await op.done).waitReason).toBe('stdin_read');
+    expect(drains.length).toBeGreaterThanOrEqual(2); // at the first sighting and at the confirm
+  });
+
+  it('a stdin wait is not proven while a drain still finds output, however long the wait looks unchanged', async () => {
+    let current = AT_PROMPT; // the shell owns the terminal at the write
+    let pending: 'read' | 'empty' = 'read';
+    const op = newOp(fakeEnvironment({ current: () => current, drainOutput: () => pending }), {
+      text: 'python3',
+      submit: true,
+    });
+    await op.start();
+    current = sample(200, [thread(200, 'waiting', 7)]);
+    text(op, '>>> ');
+    op.endOfChunk();
+    // Far past the confirm window (3 ms) with the same thread, counters and output: the kernel still
+    // held output, so the prompt the reader printed may not be in the result yet.
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(op.settled).toBe(false);
+    pending = 'empty';
+    expect((await op.done).waitReason).toBe('stdin_read');
+  });
+
+  it('without a drain (paused reading, unknown node-pty) a stdin wait is confirmed over the quiet window', async () => {
+    let current = AT_PROMPT; // the shell owns the terminal at the write
+    const op = newOp(fakeEnvironment({ current: () => current }), { text: 'read x', submit: true });
+    await op.start();
+    current = sample(200, [thread(200, 'waiting', 7)]);
+    text(op, 'read x');
+    newline(op);
+    const echoAt = performance.now();
+    op.endOfChunk();
+    expect((await op.done).waitReason).toBe('stdin_read');
+    expect(performance.now() - echoAt).toBeGreaterThanOrEqual(3); // STDIN_CONFIRM_MS
   });
 
   it('evidence from before the write is discarded at the write boundary', async () => {

@@ -27,6 +27,7 @@ import type { OutputMark, OutputWindow } from './output-window.js';
 import { CONTROLLED_PS1 } from './prompt-marker.js';
 import type { PromptCandidate, PromptTracker } from './prompt-tracker.js';
 import type { WriteOutcome } from './pty-input-writer.js';
+import type { DrainOutcome } from './pty-output-drain.js';
 import {
   baselineOf,
   judgeReadiness,
@@ -44,10 +45,11 @@ import { PatternWatch, type WaitPattern } from './wait-pattern.js';
 const PROBE_BACKOFF_MS = [1, 2, 4, 8, 16, 32];
 
 /**
- * Quiet time before a stdin wait is confirmed: the waiting program's last output may still be in the
- * kernel's pty flush work when it is first seen blocked, and this lets it reach the output slice before
- * the send settles. Under load 15 on 2 CPUs such output arrived up to 4.6 ms after the wait was first
- * seen (bench/README.md), so this cannot shrink to the ~1 ms the latency target would need.
+ * Quiet time before a stdin wait is confirmed when the pty's output cannot be drained (see
+ * `drainOutput`): the waiting program's last output may still be in the kernel's pty flush work when
+ * it is first seen blocked, and this lets it reach the output slice before the send settles. Under load
+ * 15 on 2 CPUs such output arrived up to 4.6 ms after the wait was first seen (bench/README.md), so
+ * only a drain, not a shorter window, makes this fast.
  */
 const STDIN_CONFIRM_MS = 3;
 
@@ -114,6 +116,11 @@ export interface SendEnvironment {
   advanceResultCursor(mark: OutputMark): void;
   /** Processes output already read from the pty but not yet through the pipeline. */
   flushOutput(): void;
+  /**
+   * Reads what the kernel still holds of the pty's output into the pipeline (processed on a later turn):
+   * `empty` proves that every byte the pty produced before this call has been read (pty-output-drain.ts).
+   */
+  drainOutput(): DrainOutcome;
   /** When the terminal replier last wrote a reply into the pty (`performance.now()` ms; -Infinity: never). */
   lastReplyAt(): number;
 }
@@ -198,8 +205,12 @@ export class SendOperation {
   private interruptsSent = 0;
   private outputPending = false;
   private residueSeen: { outputSeq: number; at: number } | undefined;
-  /** Last sanitized output (text, line ends, our marker). */
-  private lastOutputAt = 0;
+  /**
+   * Last sanitized output (text, line ends, our marker). None yet counts as a pause: the first output of
+   * a send (the echo of its input, a prompt) is a burst whose writer may block moments later, so it is
+   * probed on the next turns rather than after QUIET_PROBE_MS (which cost `read x` a millisecond).
+   */
+  private lastOutputAt = Number.NEGATIVE_INFINITY;
   /** Last pty bytes of any kind: silence is measured on these (rule 5), not on sanitized text. */
   private lastByteAt = 0;
   private quietRun: QuietRun = { runs: '', since: 0 };
@@ -231,7 +242,7 @@ export class SendOperation {
     if (options.waitFor !== undefined) {
       this.watch = new PatternWatch(options.waitFor, options.text);
     }
-    this.lastByteAt = this.lastOutputAt = this.startedAt;
+    this.lastByteAt = this.startedAt;
     this.done = new Promise<TerminalSendResult>((resolve, reject) => {
       this.resolveDone = resolve;
       this.rejectDone = reject;
@@ -619,7 +630,14 @@ export class SendOperation {
       pending.switches === verdict.switches &&
       pending.outputSeq === this.outputSeq &&
       pending.processRuns === processRuns;
-    if (!needsConfirm || confirmed) {
+    // A stdin wait's reader may have written output the kernel has not handed over yet (it was seen
+    // blocked, so it wrote it before this sample). Draining the pty's output now makes the kernel hand
+    // it over first: `empty` proves all of it read and processed (`probe` flushed before sampling, and
+    // nothing is delivered during this turn), `read` means output is still arriving. A prompt needs no
+    // drain: its marker and PS1 are the last thing the shell prints before it blocks.
+    const drained: DrainOutcome =
+      verdict.kind === 'stdin_wait' && !this.inputMayBePending ? this.env.drainOutput() : 'unavailable';
+    if (!needsConfirm || (confirmed && drained !== 'read')) {
       this.settle('stdin_read', verdict.kind === 'prompt' ? verdict.candidate : undefined, readerPid);
       return true;
     }
@@ -631,7 +649,14 @@ export class SendOperation {
       outputSeq: this.outputSeq,
       processRuns,
     };
-    this.scheduleProbe(this.inputMayBePending ? PENDING_INPUT_CONFIRM_MS : STDIN_CONFIRM_MS);
+    if (drained === 'unavailable') {
+      this.scheduleProbe(this.inputMayBePending ? PENDING_INPUT_CONFIRM_MS : STDIN_CONFIRM_MS);
+    } else {
+      // Confirm on the next turn, with the same checks and another drain, instead of after a quiet
+      // window: the drain already proved what the window waited for. Output the drain moved (`read`)
+      // is processed before that probe and changes `outputSeq`, so the confirm starts over.
+      this.scheduleImmediateProbe();
+    }
     return true;
   }
 

@@ -36,6 +36,7 @@ import { findByNamespacePid, identityOf, readProcStat } from './proc-probe.js';
 import { bashMarkerVariables, createNonce, parseOwnedMarker } from './prompt-marker.js';
 import { type PromptCandidate, PromptTracker } from './prompt-tracker.js';
 import { PtyInputWriter, type WriteOutcome } from './pty-input-writer.js';
+import { type DrainOutcome, nodePtyReadStream, PtyOutputDrain } from './pty-output-drain.js';
 import { BASH_MARKER_VARIABLES, PWSH_VARIABLES, pwshSetupScript } from './pwsh-prompt.js';
 import type { ShellIdentity } from './readiness.js';
 import { ReplyGate } from './reply-gate.js';
@@ -107,6 +108,7 @@ export class SessionCore {
   private replier: TerminalReplier | undefined;
   private replyGate: ReplyGate | undefined;
   private writer: PtyInputWriter | undefined;
+  private outputDrain: PtyOutputDrain | undefined;
   private root: ProcessIdentity | undefined;
   private ttyRdev = -1;
   private shellIdentity: ShellIdentity | undefined;
@@ -230,7 +232,8 @@ export class SessionCore {
       this.lastReplyAt = performance.now();
     });
     this.writer = writer;
-    // Once node-pty closed the fd, its number may be reused by another file: write nothing more.
+    this.outputDrain = new PtyOutputDrain(extras.fd, nodePtyReadStream(term));
+    // Once node-pty closed the fd, its number may be reused by another file: write (or drain) nothing more.
     extras.on?.('close', () => this.stopWriting());
     this.ttyRdev = statSync(extras.ptsName).rdev;
     this.root = identityOf(term.pid) ?? { pid: term.pid, startTime: -1 };
@@ -604,6 +607,7 @@ export class SessionCore {
   private stopWriting(): void {
     this.replyGate?.close();
     this.writer?.close();
+    this.outputDrain?.close();
   }
 
   private onExit(exitCode: number, signal: number | undefined): void {
@@ -697,6 +701,10 @@ export class SessionCore {
       foreground: (readerPid?: number) => this.foreground(readerPid),
       output: this.outputWindow,
       flushOutput: () => this.processAllOutput(),
+      drainOutput: (): DrainOutcome => {
+        if (this.exitStatus.kind === 'exited' || this.closing) return 'unavailable';
+        return this.outputDrain?.drain() ?? 'unavailable';
+      },
       lastReplyAt: () => this.lastReplyAt,
     };
   }
