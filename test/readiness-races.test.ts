@@ -429,6 +429,26 @@ describe('SendOperation races', () => {
     expect((await op.done).waitReason).toBe('stdin_read');
   });
 
+  it('a line sent to a REPL blocked at its prompt is read now, not typed ahead: no pending-input window', async () => {
+    // python3 owns the terminal and waits at `>>> ` when the line is written; it reads it, prints, waits again.
+    let current = sample(200, [thread(200, 'waiting', 7, 'pselect6')]);
+    const op = newOp(fakeEnvironment({ current: () => current, drainOutput: () => 'empty' }), {
+      text: '6*7',
+      submit: true,
+    });
+    await op.start();
+    current = sample(200, [thread(200, 'waiting', 9, 'pselect6')]);
+    text(op, '6*7');
+    newline(op);
+    text(op, '42');
+    newline(op);
+    text(op, '>>> ');
+    op.endOfChunk();
+    for (let turn = 0; turn < 5 && !op.settled; turn++) await new Promise((r) => setImmediate(r));
+    expect(op.settled).toBe(true); // a typed-ahead line would wait out 15 ms first
+    expect((await op.done).viewport).toBe('6*7\n42\n>>> ');
+  });
+
   it('without a drain (paused reading, unknown node-pty) a stdin wait is confirmed over the quiet window', async () => {
     let current = AT_PROMPT; // the shell owns the terminal at the write
     const op = newOp(fakeEnvironment({ current: () => current }), { text: 'read x', submit: true });

@@ -295,8 +295,14 @@ export class SendOperation {
     const atBoundary = this.env.sample();
     this.baseline = baselineOf(atBoundary);
     const shell = this.env.shell();
-    // Typed ahead: a job owns the terminal, so the shell reads this input only after it finishes.
-    if (shell === undefined || atBoundary?.tpgid !== shell.pgrp) this.inputMayBePending = true;
+    // Typed ahead: a job owns the terminal, so the shell reads this input only after it finishes. Not
+    // when that job is itself blocked reading the terminal (a REPL at its prompt): it reads the input
+    // now, as the shell would, and a line of it arrives in one piece. (Without this, every line sent to
+    // python3 or node paid PENDING_INPUT_CONFIRM_MS.)
+    const jobReadsNow = atBoundary?.members.some((m) => m.verdict === 'waiting' && m.outside !== true);
+    if (shell === undefined || (atBoundary?.tpgid !== shell.pgrp && jobReadsNow !== true)) {
+      this.inputMayBePending = true;
+    }
     const data = this.options.submit ? `${this.options.text}\r` : this.options.text;
     if (data.length === 0) {
       this.beginWaiting();

@@ -67,6 +67,8 @@ const RESUME_READING_AT_CHARS = MAX_UNPROCESSED_OUTPUT_CHARS / 4;
 const SETTLED_SENDS_KEPT = 4;
 /** O_CLOEXEC as `/proc/<pid>/fdinfo` prints it (octal `flags:` field): set on a patched node-pty's master. */
 const FDINFO_CLOEXEC = 0o2000000;
+/** O_NONBLOCK in the same field: node-pty sets it on the master, and the writer relies on it to write synchronously. */
+const FDINFO_NONBLOCK = 0o4000;
 /** Whether the `/proc` wait probes work on this platform (the exact tier of SPEC §4.2). */
 const EXACT_TIER = process.platform === 'linux' && waitSyscallTable(process.arch) !== undefined;
 
@@ -217,7 +219,8 @@ export class SessionCore {
         'node-pty did not expose the terminal fd (unsupported platform)',
       );
     }
-    if (!isCloseOnExec(extras.fd)) {
+    const fdFlags = fdStatusFlags(extras.fd);
+    if (fdFlags === undefined || (fdFlags & FDINFO_CLOEXEC) === 0) {
       // Upstream node-pty leaves the master inheritable, so every later shell could type into this
       // session (docs/decisions/0003-node-pty-patch.md). Fail closed rather than leak it.
       term.kill('SIGKILL');
@@ -228,9 +231,13 @@ export class SessionCore {
       );
     }
     // Readiness gives a reader REPLY_GRACE_MS from when a reply reached the kernel to take it.
-    const writer = new PtyInputWriter(extras.fd, () => {
-      this.lastReplyAt = performance.now();
-    });
+    const writer = new PtyInputWriter(
+      extras.fd,
+      () => {
+        this.lastReplyAt = performance.now();
+      },
+      (fdFlags & FDINFO_NONBLOCK) !== 0,
+    );
     this.writer = writer;
     this.outputDrain = new PtyOutputDrain(extras.fd, nodePtyReadStream(term));
     // Once node-pty closed the fd, its number may be reused by another file: write (or drain) nothing more.
@@ -768,16 +775,16 @@ function injectThreadFault(kind: ThreadFaultKind): void {
   }
 }
 
-/** Whether `fd` of this process is close-on-exec, read from `/proc/self/fdinfo` (false if unreadable). */
-function isCloseOnExec(fd: number): boolean {
+/** The status flags of `fd` of this process (`O_*`), from `/proc/self/fdinfo`; undefined if unreadable. */
+function fdStatusFlags(fd: number): number | undefined {
   let info: string;
   try {
     info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
   } catch {
-    return false;
+    return undefined;
   }
   const flags = /^flags:\s*([0-7]+)$/m.exec(info)?.[1];
-  return flags !== undefined && (Number.parseInt(flags, 8) & FDINFO_CLOEXEC) !== 0;
+  return flags === undefined ? undefined : Number.parseInt(flags, 8);
 }
 
 /** The containment a session gets from its sandbox's PID namespace and its cgroup. */
