@@ -449,6 +449,23 @@ describe('SendOperation races', () => {
     expect((await op.done).viewport).toBe('6*7\n42\n>>> ');
   });
 
+  it('input longer than one write slice is confirmed over the pending-input window, drained output or not', async () => {
+    // A raw-mode reader (readline) can block between two slices: the second is still in the kernel's
+    // input buffer, which no output drain touches.
+    let current = AT_PROMPT;
+    const op = newOp(fakeEnvironment({ current: () => current, drainOutput: () => 'empty' }), {
+      text: `x = '${'a'.repeat(1100)}'`,
+      submit: true,
+    });
+    await op.start();
+    current = sample(200, [thread(200, 'waiting', 7, 'pselect6')]);
+    text(op, 'x = ');
+    const echoAt = performance.now();
+    op.endOfChunk();
+    expect((await op.done).waitReason).toBe('stdin_read');
+    expect(performance.now() - echoAt).toBeGreaterThanOrEqual(15); // PENDING_INPUT_CONFIRM_MS
+  });
+
   it('without a drain (paused reading, unknown node-pty) a stdin wait is confirmed over the quiet window', async () => {
     let current = AT_PROMPT; // the shell owns the terminal at the write
     const op = newOp(fakeEnvironment({ current: () => current }), { text: 'read x', submit: true });

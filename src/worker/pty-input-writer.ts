@@ -17,8 +17,12 @@
  */
 import { write as fsWrite, writeSync } from 'node:fs';
 
-/** Bytes per `fs.write`: below the tty input queue (4 KiB), so one slice never waits on a half-full queue. */
-const SLICE_BYTES = 1024;
+/**
+ * Bytes per write: below the tty input queue (4 KiB), so one slice never waits on a half-full queue.
+ * One slice reaches the reader in one piece (one pass of the kernel's flush work); input longer than
+ * this arrives in pieces, between which a raw-mode reader can be seen blocked.
+ */
+export const SLICE_BYTES = 1024;
 
 /**
  * Synchronous writes in one turn at most; the rest goes on in a later turn. The tty input queue holds

@@ -26,7 +26,7 @@ import type {
 import type { OutputMark, OutputWindow } from './output-window.js';
 import { CONTROLLED_PS1 } from './prompt-marker.js';
 import type { PromptCandidate, PromptTracker } from './prompt-tracker.js';
-import type { WriteOutcome } from './pty-input-writer.js';
+import { SLICE_BYTES, type WriteOutcome } from './pty-input-writer.js';
 import type { DrainOutcome } from './pty-output-drain.js';
 import {
   baselineOf,
@@ -67,14 +67,16 @@ const SPIN_PROBE_MS = 2;
 const QUIET_PROBE_MS = 1;
 
 /**
- * Input that may still be pending in the kernel when the shell shows its prompt: more than the line
- * discipline holds (4 KiB, refilled asynchronously by a kernel worker), text with several lines, input
- * typed ahead while a job owned the terminal, or the rest of a cancelled write. In those cases the
- * shell can be seen blocked at a prompt for a moment although input is on its way (measured: bash
- * blocks in pselect right after switching a typed-ahead line from canonical to raw mode), so prompt
- * evidence is confirmed over a short quiet window; the input waking the shell voids it.
+ * Input that may still be pending in the kernel when the shell shows its prompt: more than one slice of
+ * the writer (each slice reaches the tty through its own pass of a kernel worker, so a raw-mode reader
+ * such as readline can block between two), text with several lines, input typed ahead while a job
+ * owned the terminal, or the rest of a cancelled write. In those cases the shell can be seen blocked
+ * at a prompt for a moment although input is on its way (measured: bash blocks in pselect right after
+ * switching a typed-ahead line from canonical to raw mode), so the evidence is confirmed over a short
+ * quiet window; the input waking the reader voids it. (Draining the output proves nothing here: the
+ * input direction has its own buffer.)
  */
-const LARGE_WRITE_BYTES = 2048;
+const LARGE_WRITE_BYTES = SLICE_BYTES;
 /** Confirm window for prompt evidence when input may be pending. */
 const PENDING_INPUT_CONFIRM_MS = 15;
 /**
@@ -236,7 +238,7 @@ export class SendOperation {
     this.tracker = env.prompt;
     this.waitOnly = options.startup === undefined && options.text === '' && !options.submit;
     this.inputMayBePending =
-      Buffer.byteLength(options.text) > LARGE_WRITE_BYTES ||
+      Buffer.byteLength(options.text) + (options.submit ? 1 : 0) > LARGE_WRITE_BYTES ||
       /[\r\n]/.test(options.text.replace(/[\r\n]+$/, ''));
     this.resultMark = this.deltaMark = env.resultCursor();
     if (options.waitFor !== undefined) {
