@@ -449,6 +449,40 @@ describe('SendOperation races', () => {
     expect((await op.done).viewport).toBe('6*7\n42\n>>> ');
   });
 
+  it('the rest of a burst, flushed by the probe that spins after its first part, keeps the probes spinning', async () => {
+    // python3 echoes `6*7` (a burst after a pause: probes spin), then prints `42` and `>>> ` 0.3 ms
+    // later; the spinning probe flushes that chunk itself before it samples.
+    let current = sample(200, [thread(200, 'waiting', 7, 'pselect6')]);
+    let rest: (() => void) | undefined;
+    const op = newOp(
+      fakeEnvironment({
+        current: () => current,
+        drainOutput: () => 'empty',
+        flushOutput: () => {
+          const deliver = rest;
+          rest = undefined;
+          deliver?.();
+        },
+      }),
+      { text: '6*7', submit: true },
+    );
+    await op.start();
+    current = sample(200, [thread(200, 'not_waiting', 8)]);
+    text(op, '6*7');
+    newline(op);
+    op.endOfChunk();
+    rest = () => {
+      current = sample(200, [thread(200, 'waiting', 9, 'pselect6')]);
+      text(op, '42');
+      newline(op);
+      text(op, '>>> ');
+      op.endOfChunk();
+    };
+    for (let turn = 0; turn < 6 && !op.settled; turn++) await new Promise((r) => setImmediate(r));
+    expect(op.settled).toBe(true); // not after QUIET_PROBE_MS
+    expect((await op.done).viewport).toBe('6*7\n42\n>>> ');
+  });
+
   it('input longer than one write slice is confirmed over the pending-input window, drained output or not', async () => {
     // A raw-mode reader (readline) can block between two slices: the second is still in the kernel's
     // input buffer, which no output drain touches.

@@ -388,8 +388,15 @@ export class SendOperation {
     }
     if (this.lastOutputAt - previousOutputAt >= QUIET_PROBE_MS) {
       // A burst after a pause (a prompt, an echo): its writer blocks microseconds later. Look on the
-      // next turns of the event loop; the confirm window guards against output still on its way.
+      // next turns of the event loop; the confirm (a drain) guards against output still on its way.
       this.spinUntil = this.lastOutputAt + SPIN_PROBE_MS;
+      if (this.probeImmediate === undefined) this.scheduleImmediateProbe();
+      return;
+    }
+    if (this.lastOutputAt < this.spinUntil) {
+      // More of a burst that came after a pause (python's `42` and `>>> ` 0.3 ms behind the echo of
+      // `6*7`): keep looking on every turn. This chunk may have been flushed by the spinning probe itself,
+      // which cleared its own schedule first; a timer here cost such a send a millisecond.
       if (this.probeImmediate === undefined) this.scheduleImmediateProbe();
       return;
     }
