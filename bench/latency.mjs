@@ -18,6 +18,9 @@ import { round, summarize } from './lib/stats.mjs';
 /** Sends per path: the SPEC asks for p99 over at least 200. */
 const SENDS_FULL = 300;
 const SENDS_QUICK = 60;
+/** SPEC §9 (issue 14): `true` send→settle through the engine, host-observed. */
+const TARGET_P50_MS = 1;
+const TARGET_P99_MS = 5;
 /** Rounds the sends are split into, alternating the paths. */
 const ROUNDS = 3;
 /** Unmeasured sends per path first (JIT, page cache, first probe of each code path). */
@@ -84,14 +87,14 @@ export default {
           label: 'engine `true` p50 (host-observed)',
           value: round(e.p50),
           unit: 'ms',
-          target: { op: '<=', value: 5 },
+          target: { op: '<=', value: TARGET_P50_MS },
         }),
         metric({
           id: 'engine.p99',
           label: 'engine `true` p99 (host-observed)',
           value: round(e.p99),
           unit: 'ms',
-          target: { op: '<=', value: 20 },
+          target: { op: '<=', value: TARGET_P99_MS },
         }),
         metric({ id: 'engine.max', label: 'engine `true` max', value: round(e.max), unit: 'ms' }),
         metric({

@@ -112,12 +112,16 @@ function fakeEnvironment(overrides: Partial<SendContext> & { current: () => Fore
     status: () => ({ kind: 'running', containment: 'process-tree' }),
     output,
     flushOutput: () => undefined,
+    drainOutput: () => 'unavailable',
     lastReplyAt: () => Number.NEGATIVE_INFINITY,
     ...overrides,
   };
   rings.set(env, ring);
   return env;
 }
+
+/** bash blocked at its prompt, owning the terminal (no input can be typed ahead of a job). */
+const AT_PROMPT = sample(SHELL.pgrp, [thread(SHELL.pid, 'waiting', 1, 'pselect6')]);
 
 const ops: SendOperation[] = [];
 afterEach(() => {
@@ -403,6 +407,133 @@ describe('SendOperation races', () => {
     const result = await op.done;
     expect(result.waitReason).toBe('stdin_read');
     expect(performance.now() - started).toBeGreaterThanOrEqual(30);
+  });
+
+  it('a stdin wait settles once a drain proves its output read, on the next turns, without a quiet window', async () => {
+    let current = AT_PROMPT; // the shell owns the terminal at the write
+    const drains: string[] = [];
+    const op = newOp(
+      fakeEnvironment({
+        current: () => current,
+        drainOutput: () => {
+          drains.push('empty');
+          return 'empty';
+        },
+      }),
+      { text: 'read x', submit: true },
+    );
+    await op.start();
+    current = sample(200, [thread(200, 'waiting', 7)]);
+    text(op, 'read x'); // the echo, the send's first output: its writer may block moments later
+    newline(op);
+    op.endOfChunk();
+    for (let turn = 0; turn < 5 && !op.settled; turn++) await new Promise((r) => setImmediate(r));
+    expect(op.settled).toBe(true);
+    expect((await op.done).waitReason).toBe('stdin_read');
+    expect(drains.length).toBeGreaterThanOrEqual(2); // at the first sighting and at the confirm
+  });
+
+  it('a stdin wait is not proven while a drain still finds output, however long the wait looks unchanged', async () => {
+    let current = AT_PROMPT; // the shell owns the terminal at the write
+    let pending: 'read' | 'empty' = 'read';
+    const op = newOp(fakeEnvironment({ current: () => current, drainOutput: () => pending }), {
+      text: 'python3',
+      submit: true,
+    });
+    await op.start();
+    current = sample(200, [thread(200, 'waiting', 7)]);
+    text(op, '>>> ');
+    op.endOfChunk();
+    // Far past the confirm window (3 ms) with the same thread, counters and output: the kernel still
+    // held output, so the prompt the reader printed may not be in the result yet.
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(op.settled).toBe(false);
+    pending = 'empty';
+    expect((await op.done).waitReason).toBe('stdin_read');
+  });
+
+  it('a line sent to a REPL blocked at its prompt is read now, not typed ahead: no pending-input window', async () => {
+    // python3 owns the terminal and waits at `>>> ` when the line is written; it reads it, prints, waits again.
+    let current = sample(200, [thread(200, 'waiting', 7, 'pselect6')]);
+    const op = newOp(fakeEnvironment({ current: () => current, drainOutput: () => 'empty' }), {
+      text: '6*7',
+      submit: true,
+    });
+    await op.start();
+    current = sample(200, [thread(200, 'waiting', 9, 'pselect6')]);
+    text(op, '6*7');
+    newline(op);
+    text(op, '42');
+    newline(op);
+    text(op, '>>> ');
+    op.endOfChunk();
+    for (let turn = 0; turn < 5 && !op.settled; turn++) await new Promise((r) => setImmediate(r));
+    expect(op.settled).toBe(true); // a typed-ahead line would wait out 15 ms first
+    expect((await op.done).viewport).toBe('6*7\n42\n>>> ');
+  });
+
+  it('the rest of a burst, flushed by the probe that spins after its first part, keeps the probes spinning', async () => {
+    // python3 echoes `6*7` (a burst after a pause: probes spin), then prints `42` and `>>> ` 0.3 ms
+    // later; the spinning probe flushes that chunk itself before it samples.
+    let current = sample(200, [thread(200, 'waiting', 7, 'pselect6')]);
+    let rest: (() => void) | undefined;
+    const op = newOp(
+      fakeEnvironment({
+        current: () => current,
+        drainOutput: () => 'empty',
+        flushOutput: () => {
+          const deliver = rest;
+          rest = undefined;
+          deliver?.();
+        },
+      }),
+      { text: '6*7', submit: true },
+    );
+    await op.start();
+    current = sample(200, [thread(200, 'not_waiting', 8)]);
+    text(op, '6*7');
+    newline(op);
+    op.endOfChunk();
+    rest = () => {
+      current = sample(200, [thread(200, 'waiting', 9, 'pselect6')]);
+      text(op, '42');
+      newline(op);
+      text(op, '>>> ');
+      op.endOfChunk();
+    };
+    for (let turn = 0; turn < 6 && !op.settled; turn++) await new Promise((r) => setImmediate(r));
+    expect(op.settled).toBe(true); // not after QUIET_PROBE_MS
+    expect((await op.done).viewport).toBe('6*7\n42\n>>> ');
+  });
+
+  it('input longer than one write slice is confirmed over the pending-input window, drained output or not', async () => {
+    // A raw-mode reader (readline) can block between two slices: the second is still in the kernel's
+    // input buffer, which no output drain touches.
+    let current = AT_PROMPT;
+    const op = newOp(fakeEnvironment({ current: () => current, drainOutput: () => 'empty' }), {
+      text: `x = '${'a'.repeat(1100)}'`,
+      submit: true,
+    });
+    await op.start();
+    current = sample(200, [thread(200, 'waiting', 7, 'pselect6')]);
+    text(op, 'x = ');
+    const echoAt = performance.now();
+    op.endOfChunk();
+    expect((await op.done).waitReason).toBe('stdin_read');
+    expect(performance.now() - echoAt).toBeGreaterThanOrEqual(15); // PENDING_INPUT_CONFIRM_MS
+  });
+
+  it('without a drain (paused reading, unknown node-pty) a stdin wait is confirmed over the quiet window', async () => {
+    let current = AT_PROMPT; // the shell owns the terminal at the write
+    const op = newOp(fakeEnvironment({ current: () => current }), { text: 'read x', submit: true });
+    await op.start();
+    current = sample(200, [thread(200, 'waiting', 7)]);
+    text(op, 'read x');
+    newline(op);
+    const echoAt = performance.now();
+    op.endOfChunk();
+    expect((await op.done).waitReason).toBe('stdin_read');
+    expect(performance.now() - echoAt).toBeGreaterThanOrEqual(3); // STDIN_CONFIRM_MS
   });
 
   it('evidence from before the write is discarded at the write boundary', async () => {

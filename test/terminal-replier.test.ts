@@ -17,6 +17,10 @@ const DECXCPR = '\x1b[?6n';
 const DA1 = '\x1b[c';
 const DA2 = '\x1b[>c';
 const WINDOW_SIZE = '\x1b[18t';
+/** More than the replier parses synchronously, and not shortenable (no CR): always an xterm write. */
+const LARGE_TEXT = 'x'.repeat(9 * 1024);
+/** The cursor after LARGE_TEXT on 80 × 24: 9216 = 115 × 80 + 16 characters. */
+const CPR_AFTER_LARGE_TEXT = '\x1b[24;17R';
 
 const open: { dispose(): void }[] = [];
 
@@ -114,27 +118,49 @@ describe('TerminalReplier answers', () => {
 });
 
 describe('TerminalReplier idle signalling and batching', () => {
-  it('whenIdle resolves only after every reply was passed on', async () => {
-    const { replier: r, replies } = replier();
-    r.feed(`hello${CPR}`);
+  it('a small chunk that asks nothing is parsed at once when idle; one with a query waits for its write', async () => {
+    const replies: string[] = [];
+    const r = new TerminalReplier({
+      cols: 80,
+      rows: 24,
+      reply: (data) => replies.push(data),
+      isPromptMarker: (payload) => payload.startsWith('133;'),
+    });
+    open.push(r);
+    // A prompt (marker + PS1): parsed before feed returns, so the session may look at the terminal.
+    r.feed('out\r\n\x1b]133;D;0\x07$ ');
+    expect(r.markersParsed).toBe(1);
+    expect(r.busy).toBe(false);
+    expect(r.stats.parserWrites).toBe(1);
+    // A query keeps xterm's asynchronous write (a stream of them is parsed in batches).
+    r.feed(`x${CPR}`);
     expect(r.busy).toBe(true);
     expect(replies).toEqual([]);
     await r.whenIdle();
-    expect(replies).toEqual(['\x1b[1;6R']);
+    expect(replies).toEqual(['\x1b[2;4R']);
+  });
+
+  it('whenIdle resolves only after every reply was passed on', async () => {
+    const { replier: r, replies } = replier();
+    r.feed(`${LARGE_TEXT}${CPR}`);
+    expect(r.busy).toBe(true);
+    expect(replies).toEqual([]);
+    await r.whenIdle();
+    expect(replies).toEqual([CPR_AFTER_LARGE_TEXT]);
     expect(r.busy).toBe(false);
     await r.whenIdle();
   });
 
   it('coalesces 10 000 chunks fed during an active write into one next parser write', async () => {
     const { replier: r, replies } = replier();
-    r.feed(`first${CPR}`);
+    r.feed(`${LARGE_TEXT}${CPR}`);
     await new Promise((resolve) => setImmediate(resolve));
     expect(r.stats.parserWrites).toBe(1);
     expect(r.busy).toBe(true);
     for (let i = 0; i < 10_000; i++) r.feed(i % 1000 === 999 ? CPR : 'ab\r\n');
     await r.whenIdle();
     expect(r.stats.parserWrites).toBe(2);
-    expect(replies).toEqual(['\x1b[1;6R', ...Array.from({ length: 10 }, () => '\x1b[24;1R')]);
+    expect(replies).toEqual([CPR_AFTER_LARGE_TEXT, ...Array.from({ length: 10 }, () => '\x1b[24;1R')]);
   });
 
   it('skips most of a plain flood and still answers exactly like a full parse', async () => {
@@ -218,7 +244,7 @@ describe('TerminalReplier idle signalling and batching', () => {
           resolve();
         });
     });
-    r.feed(`text${CPR}`);
+    r.feed(`${LARGE_TEXT}${CPR}`);
     await new Promise((resolve) => setImmediate(resolve));
     expect(r.stats.parserWrites).toBe(1);
     const idle = r.whenIdle();
@@ -229,7 +255,7 @@ describe('TerminalReplier idle signalling and batching', () => {
     r.resize(10, 10);
     await r.whenIdle();
     expect(r.busy).toBe(false);
-    expect(r.stats.charsFed).toBe(`text${CPR}`.length);
+    expect(r.stats.charsFed).toBe(`${LARGE_TEXT}${CPR}`.length);
     await parsedAfterDispose;
     expect(replies).toEqual([]);
   });

@@ -26,7 +26,8 @@ import type {
 } from '../shared/types.js';
 import type { OutputMark, OutputWindow } from './output-window.js';
 import type { PromptCandidate, PromptTracker } from './prompt-tracker.js';
-import type { WriteOutcome } from './pty-input-writer.js';
+import { SLICE_BYTES, type WriteOutcome } from './pty-input-writer.js';
+import type { DrainOutcome } from './pty-output-drain.js';
 import {
   baselineOf,
   judgeReadiness,
@@ -45,10 +46,11 @@ import { PatternWatch, type WaitPattern } from './wait-pattern.js';
 const PROBE_BACKOFF_MS = [1, 2, 4, 8, 16, 32];
 
 /**
- * Quiet time before a stdin wait is confirmed: the waiting program's last output may still be in the
- * kernel's pty flush work when it is first seen blocked, and this lets it reach the output slice before
- * the send settles. Under load 15 on 2 CPUs such output arrived up to 4.6 ms after the wait was first
- * seen (bench/README.md), so this cannot shrink to the ~1 ms the latency target would need.
+ * Quiet time before a stdin wait is confirmed when the pty's output cannot be drained (see
+ * `drainOutput`): the waiting program's last output may still be in the kernel's pty flush work when
+ * it is first seen blocked, and this lets it reach the output slice before the send settles. Under load
+ * 15 on 2 CPUs such output arrived up to 4.6 ms after the wait was first seen (bench/README.md), so
+ * only a drain, not a shorter window, makes this fast.
  */
 const STDIN_CONFIRM_MS = 3;
 
@@ -66,14 +68,16 @@ const SPIN_PROBE_MS = 2;
 const QUIET_PROBE_MS = 1;
 
 /**
- * Input that may still be pending in the kernel when the shell shows its prompt: more than the line
- * discipline holds (4 KiB, refilled asynchronously by a kernel worker), text with several lines, input
- * typed ahead while a job owned the terminal, or the rest of a cancelled write. In those cases the
- * shell can be seen blocked at a prompt for a moment although input is on its way (measured: bash
- * blocks in pselect right after switching a typed-ahead line from canonical to raw mode), so prompt
- * evidence is confirmed over a short quiet window; the input waking the shell voids it.
+ * Input that may still be pending in the kernel when the shell shows its prompt: more than one slice of
+ * the writer (each slice reaches the tty through its own pass of a kernel worker, so a raw-mode reader
+ * such as readline can block between two), text with several lines, input typed ahead while a job
+ * owned the terminal, or the rest of a cancelled write. In those cases the shell can be seen blocked
+ * at a prompt for a moment although input is on its way (measured: bash blocks in pselect right after
+ * switching a typed-ahead line from canonical to raw mode), so the evidence is confirmed over a short
+ * quiet window; the input waking the reader voids it. (Draining the output proves nothing here: the
+ * input direction has its own buffer.)
  */
-const LARGE_WRITE_BYTES = 2048;
+const LARGE_WRITE_BYTES = SLICE_BYTES;
 /** Confirm window for prompt evidence when input may be pending. */
 const PENDING_INPUT_CONFIRM_MS = 15;
 /**
@@ -115,6 +119,11 @@ export interface SendContext {
   advanceResultCursor(mark: OutputMark): void;
   /** Processes output already read from the pty but not yet through the pipeline. */
   flushOutput(): void;
+  /**
+   * Reads what the kernel still holds of the pty's output into the pipeline (processed on a later turn):
+   * `empty` proves that every byte the pty produced before this call has been read (pty-output-drain.ts).
+   */
+  drainOutput(): DrainOutcome;
   /** When the terminal replier last wrote a reply into the pty (`performance.now()` ms; -Infinity: never). */
   lastReplyAt(): number;
 }
@@ -202,8 +211,12 @@ export class SendOperation extends DisposableOwner {
   private interruptsSent = 0;
   private outputPending = false;
   private residueSeen: { outputSeq: number; at: number } | undefined;
-  /** Last sanitized output (text, line ends, our marker). */
-  private lastOutputAt = 0;
+  /**
+   * Last sanitized output (text, line ends, our marker). None yet counts as a pause: the first output of
+   * a send (the echo of its input, a prompt) is a burst whose writer may block moments later, so it is
+   * probed on the next turns rather than after QUIET_PROBE_MS (which cost `read x` a millisecond).
+   */
+  private lastOutputAt = Number.NEGATIVE_INFINITY;
   /** Last pty bytes of any kind: silence is measured on these (rule 5), not on sanitized text. */
   private lastByteAt = 0;
   private quietRun: QuietRun = { runs: '', since: 0 };
@@ -232,13 +245,13 @@ export class SendOperation extends DisposableOwner {
     this.waitOnly = !this.policy.startup && options.text === '' && !options.submit;
     this.submitsInput = !this.policy.startup && options.submit;
     this.inputMayBePending =
-      Buffer.byteLength(options.text) > LARGE_WRITE_BYTES ||
+      Buffer.byteLength(options.text) + (options.submit ? 1 : 0) > LARGE_WRITE_BYTES ||
       /[\r\n]/.test(options.text.replace(/[\r\n]+$/, ''));
     this.resultMark = this.deltaMark = env.resultCursor();
     if (options.waitFor !== undefined) {
       this.watch = new PatternWatch(options.waitFor, options.text);
     }
-    this.lastByteAt = this.lastOutputAt = this.startedAt;
+    this.lastByteAt = this.startedAt;
     this.done = new Promise<TerminalSendResult>((resolve, reject) => {
       this.resolveDone = resolve;
       this.rejectDone = reject;
@@ -292,8 +305,14 @@ export class SendOperation extends DisposableOwner {
     const atBoundary = this.env.sample();
     this.baseline = baselineOf(atBoundary);
     const shell = this.env.shell();
-    // Typed ahead: a job owns the terminal, so the shell reads this input only after it finishes.
-    if (shell === undefined || atBoundary?.tpgid !== shell.pgrp) this.inputMayBePending = true;
+    // Typed ahead: a job owns the terminal, so the shell reads this input only after it finishes. Not
+    // when that job is itself blocked reading the terminal (a REPL at its prompt): it reads the input
+    // now, as the shell would, and a line of it arrives in one piece. (Without this, every line sent to
+    // python3 or node paid PENDING_INPUT_CONFIRM_MS.)
+    const jobReadsNow = atBoundary?.members.some((m) => m.verdict === 'waiting' && m.outside !== true);
+    if (shell === undefined || (atBoundary?.tpgid !== shell.pgrp && jobReadsNow !== true)) {
+      this.inputMayBePending = true;
+    }
     const data = this.options.submit ? `${this.options.text}\r` : this.options.text;
     if (data.length === 0) {
       this.beginWaiting();
@@ -379,9 +398,16 @@ export class SendOperation extends DisposableOwner {
     }
     if (this.lastOutputAt - previousOutputAt >= QUIET_PROBE_MS) {
       // A burst after a pause (a prompt, an echo): its writer blocks microseconds later. Look on the
-      // next turns of the event loop; the confirm window guards against output still on its way.
+      // next turns of the event loop; the confirm (a drain) guards against output still on its way.
       this.spinUntil = this.lastOutputAt + SPIN_PROBE_MS;
       if (this.probeImmediate.value === undefined) this.scheduleImmediateProbe();
+      return;
+    }
+    if (this.lastOutputAt < this.spinUntil) {
+      // More of a burst that came after a pause (python's `42` and `>>> ` 0.3 ms behind the echo of
+      // `6*7`): keep looking on every turn. This chunk may have been flushed by the spinning probe itself,
+      // which cleared its own schedule first; a timer here cost such a send a millisecond.
+      if (this.probeImmediate === undefined) this.scheduleImmediateProbe();
       return;
     }
     // Output is flowing: probe shortly after it stops; a probe already due that soon stays as it is.
@@ -629,7 +655,14 @@ export class SendOperation extends DisposableOwner {
       pending.switches === verdict.switches &&
       pending.outputSeq === this.outputSeq &&
       pending.processRuns === processRuns;
-    if (!needsConfirm || confirmed) {
+    // A stdin wait's reader may have written output the kernel has not handed over yet (it was seen
+    // blocked, so it wrote it before this sample). Draining the pty's output now makes the kernel hand
+    // it over first: `empty` proves all of it read and processed (`probe` flushed before sampling, and
+    // nothing is delivered during this turn), `read` means output is still arriving. A prompt needs no
+    // drain: its marker and PS1 are the last thing the shell prints before it blocks.
+    const drained: DrainOutcome =
+      verdict.kind === 'stdin_wait' && !this.inputMayBePending ? this.env.drainOutput() : 'unavailable';
+    if (!needsConfirm || (confirmed && drained !== 'read')) {
       this.settle('stdin_read', verdict.kind === 'prompt' ? verdict.candidate : undefined, readerPid);
       return true;
     }
@@ -641,7 +674,14 @@ export class SendOperation extends DisposableOwner {
       outputSeq: this.outputSeq,
       processRuns,
     };
-    this.scheduleProbe(this.inputMayBePending ? PENDING_INPUT_CONFIRM_MS : STDIN_CONFIRM_MS);
+    if (drained === 'unavailable') {
+      this.scheduleProbe(this.inputMayBePending ? PENDING_INPUT_CONFIRM_MS : STDIN_CONFIRM_MS);
+    } else {
+      // Confirm on the next turn, with the same checks and another drain, instead of after a quiet
+      // window: the drain already proved what the window waited for. Output the drain moved (`read`)
+      // is processed before that probe and changes `outputSeq`, so the confirm starts over.
+      this.scheduleImmediateProbe();
+    }
     return true;
   }
 

@@ -45,6 +45,7 @@ import { findByNamespacePid, identityOf, readProcStat } from './proc-probe.js';
 import { createNonce, parseOwnedMarker } from './prompt-marker.js';
 import { type PromptCandidate, PromptTracker } from './prompt-tracker.js';
 import { PtyInputWriter, type WriteOutcome } from './pty-input-writer.js';
+import { type DrainOutcome, nodePtyReadStream, PtyOutputDrain } from './pty-output-drain.js';
 import type { ShellIdentity } from './readiness.js';
 import { ReplyGate } from './reply-gate.js';
 import { OutputSanitizer, type SanitizerSink, withoutStyles } from './sanitizer.js';
@@ -72,6 +73,8 @@ const RESUME_READING_AT_CHARS = MAX_UNPROCESSED_OUTPUT_CHARS / 4;
 const SETTLED_SENDS_KEPT = 4;
 /** O_CLOEXEC as `/proc/<pid>/fdinfo` prints it (octal `flags:` field): set on a patched node-pty's master. */
 const FDINFO_CLOEXEC = 0o2000000;
+/** O_NONBLOCK in the same field: node-pty sets it on the master, and the writer relies on it to write synchronously. */
+const FDINFO_NONBLOCK = 0o4000;
 /** Whether the `/proc` wait probes work on this platform (the exact tier of SPEC §4.2). */
 const EXACT_TIER = process.platform === 'linux' && waitSyscallTable(process.arch) !== undefined;
 
@@ -129,6 +132,7 @@ export class SessionCore extends DisposableOwner {
   private replier: TerminalReplier | undefined;
   private replyGate: ReplyGate | undefined;
   private writer: PtyInputWriter | undefined;
+  private outputDrain: PtyOutputDrain | undefined;
   private root: ProcessIdentity | undefined;
   private ttyRdev = -1;
   private shellIdentity: ShellIdentity | undefined;
@@ -283,7 +287,8 @@ export class SessionCore extends DisposableOwner {
         'node-pty did not expose the terminal fd (unsupported platform)',
       );
     }
-    if (!isCloseOnExec(extras.fd)) {
+    const fdFlags = fdStatusFlags(extras.fd);
+    if (fdFlags === undefined || (fdFlags & FDINFO_CLOEXEC) === 0) {
       // Upstream node-pty leaves the master inheritable, so every later shell could type into this
       // session (docs/decisions/0003-node-pty-patch.md). Fail closed rather than leak it.
       term.kill('SIGKILL');
@@ -294,9 +299,13 @@ export class SessionCore extends DisposableOwner {
       );
     }
     // Readiness gives a reader REPLY_GRACE_MS from when a reply reached the kernel to take it.
-    const writer = new PtyInputWriter(extras.fd, () => {
-      this.lastReplyAt = performance.now();
-    });
+    const writer = new PtyInputWriter(
+      extras.fd,
+      () => {
+        this.lastReplyAt = performance.now();
+      },
+      (fdFlags & FDINFO_NONBLOCK) !== 0,
+    );
     this.writer = writer;
     this.owned.own('pty input writer', () => writer.close());
     // Once node-pty closed the fd, its number may be reused by another file: write nothing more.
@@ -309,6 +318,7 @@ export class SessionCore extends DisposableOwner {
     this.owned.own('pty close listener', () => {
       closeListened = false;
     });
+    this.outputDrain = new PtyOutputDrain(extras.fd, nodePtyReadStream(term));
     this.ttyRdev = statSync(extras.ptsName).rdev;
     this.root = identityOf(term.pid) ?? { pid: term.pid, startTime: -1 };
     const gate = new ReplyGate({
@@ -714,6 +724,7 @@ export class SessionCore extends DisposableOwner {
   private stopWriting(): void {
     this.replyGate?.dispose();
     this.writer?.close();
+    this.outputDrain?.close();
   }
 
   private onExit(exitCode: number, signal: number | undefined): void {
@@ -807,6 +818,10 @@ export class SessionCore extends DisposableOwner {
       foreground: (readerPid?: number) => this.foreground(readerPid),
       output: this.outputWindow,
       flushOutput: () => this.processAllOutput(),
+      drainOutput: (): DrainOutcome => {
+        if (this.exitStatus.kind === 'exited' || this.closing) return 'unavailable';
+        return this.outputDrain?.drain() ?? 'unavailable';
+      },
       lastReplyAt: () => this.lastReplyAt,
     };
   }
@@ -865,16 +880,16 @@ export class SessionCore extends DisposableOwner {
   }
 }
 
-/** Whether `fd` of this process is close-on-exec, read from `/proc/self/fdinfo` (false if unreadable). */
-function isCloseOnExec(fd: number): boolean {
+/** The status flags of `fd` of this process (`O_*`), from `/proc/self/fdinfo`; undefined if unreadable. */
+function fdStatusFlags(fd: number): number | undefined {
   let info: string;
   try {
     info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
   } catch {
-    return false;
+    return undefined;
   }
   const flags = /^flags:\s*([0-7]+)$/m.exec(info)?.[1];
-  return flags !== undefined && (Number.parseInt(flags, 8) & FDINFO_CLOEXEC) !== 0;
+  return flags === undefined ? undefined : Number.parseInt(flags, 8);
 }
 
 /** The containment a session gets from its sandbox's PID namespace and its cgroup. */

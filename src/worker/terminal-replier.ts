@@ -89,6 +89,24 @@ const SHORTEN_TAIL_CHARS = 16 * 1024;
  */
 const MIN_SPLIT_RUN_CHARS = 64 * 1024;
 
+/**
+ * Input parsed synchronously, at most, when the replier is idle and the input asks nothing (see
+ * {@link TerminalReplier.feed}). xterm's own `write()` always parses on a later timer (`setTimeout(0)`,
+ * 0.3–1 ms in Node), and while it waits the session cannot sample `/proc` (a reply may be pending), so
+ * every prompt paid that timer. A prompt chunk is a few hundred characters, and held plain output in
+ * front of it about `2 × rows` lines; xterm parses this much in well under 0.1 ms here.
+ */
+const SYNC_PARSE_MAX_CHARS = 8 * 1024;
+
+/**
+ * Input that can make xterm reply: a CSI or DCS introducer, 7-bit or C1 (headless xterm answers no OSC
+ * query: it has no color service). Such input keeps the asynchronous write it always had: a stream of
+ * queries is then parsed in batches while `busy` holds the reply gate's `/proc` samples off. Parsed one
+ * read at a time, 20 MB of `ESC[6n` took the gate ~125 samples a second and over a minute.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the grammar is made of control codes
+const MAY_REPLY = /\x1b[[P]|[\x90\x9b]/;
+
 const CR = 0x0d;
 
 /** xterm's parser state while it is between sequences (`ParserState.GROUND`). */
@@ -171,6 +189,8 @@ interface PendingResize {
 interface XtermInternals {
   parser: { currentState: number; _transitions: { table: Uint8Array } };
   buffers: { active: InternalBuffer };
+  /** Parses at once (xterm's write buffer must be idle: no `write()` of ours in flight). */
+  writeSync: (data: string) => void;
 }
 
 /** The active buffer: its scroll region and its line ring. */
@@ -192,7 +212,9 @@ function reachInternals(terminal: Terminal): XtermInternals | undefined {
   if (!(transitions?.table instanceof Uint8Array)) return undefined;
   if (typeof active?.scrollTop !== 'number' || typeof active.scrollBottom !== 'number') return undefined;
   if (typeof lines?.length !== 'number' || typeof lines.maxLength !== 'number') return undefined;
-  return { parser, buffers } as XtermInternals;
+  const writeSync = core?.writeSync;
+  if (typeof writeSync !== 'function') return undefined;
+  return { parser, buffers, writeSync: (data: string) => writeSync.call(core, data) } as XtermInternals;
 }
 
 /**
@@ -291,6 +313,8 @@ export class TerminalReplier {
   /** The planning step scheduled for chunks fed while idle, so one event-loop turn's chunks form one batch. */
   private scheduled: NodeJS.Immediate | undefined;
   private writing = false;
+  /** Set while `feed()` plans from an idle state: small writes then parse synchronously. */
+  private parseNow = false;
   /**
    * {@link lineFeedsForSkip} as last computed, while `skipStateKnown`. The terminal's state changes only
    * through a write or a resize, and both clear it (it is read only while no write is active).
@@ -376,6 +400,21 @@ export class TerminalReplier {
     // Idle, so the terminal state is exact: plain output is held right away, without a scheduled turn.
     if (this.queue.length === 1 && this.carryAt >= this.carry.length) {
       if (this.lineFeedsForSkip() !== undefined && this.holdPlainChunks()) return;
+      if (this.internals !== undefined && this.queuedChars <= SYNC_PARSE_MAX_CHARS) {
+        // A small chunk on an idle terminal that asks nothing (a prompt, an echo) is parsed now, so `busy`
+        // is false before the session next looks at the terminal. (It may still complete a query cut off
+        // at the end of the previous chunk: that reply is offered to the gate at once, as any other.)
+        // Never from inside an xterm write: feed() runs in the session's own turn, and `writing` is false
+        // only once xterm called back for our last write, after which its write buffer is empty.
+        this.parseNow = true;
+        try {
+          this.pump();
+        } finally {
+          this.parseNow = false;
+        }
+        this.settleBacklogWaiters();
+        return;
+      }
     }
     this.schedule();
   }
@@ -646,10 +685,15 @@ export class TerminalReplier {
       this.carry = text;
       this.carryAt = stop;
     }
-    this.writing = true;
     this.counters.parserWrites += 1;
     this.counters.charsParsed += input.length;
     this.skipStateKnown = false;
+    const parseNow = this.parseNow && input.length <= SYNC_PARSE_MAX_CHARS && !MAY_REPLY.test(input);
+    if (parseNow && this.internals !== undefined) {
+      this.internals.writeSync(input); // `writing` stays false: pump() goes on with what is left
+      return;
+    }
+    this.writing = true;
     this.terminal.write(input, () => this.onWritten());
   }
 
