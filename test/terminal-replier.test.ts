@@ -132,12 +132,27 @@ describe('TerminalReplier idle signalling and batching', () => {
     expect(r.markersParsed).toBe(1);
     expect(r.busy).toBe(false);
     expect(r.stats.parserWrites).toBe(1);
+    // As xterm, bash wraps its prompt in bracketed-paste mode switches and programs color it: sequences
+    // that never reply are parsed at once too.
+    r.feed('\x1b[?2004h\x1b[1;32mok\x1b[0m\x1b]133;D;0\x07$ ');
+    expect(r.markersParsed).toBe(2);
+    expect(r.busy).toBe(false);
+    // A private-marker query (`ESC[?6n`), a DA2 (`ESC[>c`) or a sequence split across reads might reply.
+    for (const asking of ['\x1b[?6n', '\x1b[>c', '\x1b[?2004']) {
+      r.feed(asking);
+      expect(r.busy, JSON.stringify(asking)).toBe(true);
+      await r.whenIdle();
+    }
+    r.feed('h'); // completes the split mode switch
+    await r.whenIdle();
+    expect(replies).toEqual(['\x1b[?2;7R', '\x1b[>0;276;0c']); // both were queries xterm answers
+    replies.length = 0;
     // A query keeps xterm's asynchronous write (a stream of them is parsed in batches).
     r.feed(`x${CPR}`);
     expect(r.busy).toBe(true);
     expect(replies).toEqual([]);
     await r.whenIdle();
-    expect(replies).toEqual(['\x1b[2;4R']);
+    expect(replies).toEqual(['\x1b[2;8R']); // row 2, after `$ ok$ x`
   });
 
   it('whenIdle resolves only after every reply was passed on', async () => {

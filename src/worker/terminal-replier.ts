@@ -105,7 +105,35 @@ const SYNC_PARSE_MAX_CHARS = 8 * 1024;
  * read at a time, 20 MB of `ESC[6n` took the gate ~125 samples a second and over a minute.
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the grammar is made of control codes
-const MAY_REPLY = /\x1b[[P]|[\x90\x9b]/;
+const DCS_OR_C1 = /\x1bP|[\x90\x9b]/;
+/** A complete 7-bit CSI sequence: private marker and parameters, intermediates, final byte. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the grammar is made of control codes
+const CSI_SEQUENCE = /\x1b\[([\x30-\x3f]*)([\x20-\x2f]*)([\x40-\x7e])/g;
+/**
+ * CSI finals that never make xterm reply (colors, modes, cursor motion, erases, scroll region). Every
+ * prompt carries some since sessions run as xterm (bash's bracketed paste `ESC[?2004h`, colors): they
+ * must not cost the prompt xterm's parse timer. Any other CSI may be a query (`n`, `c`, `$p`, `t`, …).
+ */
+const QUIET_CSI_FINALS = new Set('ABCDEFGHJKLMPXdfhlmr@');
+
+/** Whether `input` may make xterm reply (see {@link DCS_OR_C1}, {@link QUIET_CSI_FINALS}). */
+function mayReply(input: string): boolean {
+  if (DCS_OR_C1.test(input)) return true;
+  let introducers = input.indexOf('\x1b[');
+  if (introducers === -1) return false;
+  let complete = 0;
+  for (const [, params = '', intermediates = '', final = ''] of input.matchAll(CSI_SEQUENCE)) {
+    complete++;
+    if (intermediates !== '' || !QUIET_CSI_FINALS.has(final)) return true;
+    const marker = params.charCodeAt(0);
+    // A private marker (`?`, `>`, `<`, `=`) makes a query of most finals; only mode set/reset is quiet.
+    if (marker >= 0x3c && marker <= 0x3f && final !== 'h' && final !== 'l') return true;
+  }
+  // An introducer without a complete sequence (split across reads) could end in a query.
+  let count = 0;
+  for (; introducers !== -1; introducers = input.indexOf('\x1b[', introducers + 2)) count++;
+  return count !== complete;
+}
 
 const CR = 0x0d;
 
@@ -688,7 +716,7 @@ export class TerminalReplier {
     this.counters.parserWrites += 1;
     this.counters.charsParsed += input.length;
     this.skipStateKnown = false;
-    const parseNow = this.parseNow && input.length <= SYNC_PARSE_MAX_CHARS && !MAY_REPLY.test(input);
+    const parseNow = this.parseNow && input.length <= SYNC_PARSE_MAX_CHARS && !mayReply(input);
     if (parseNow && this.internals !== undefined) {
       this.internals.writeSync(input); // `writing` stays false: pump() goes on with what is left
       return;
