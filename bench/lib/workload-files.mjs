@@ -4,12 +4,7 @@
  * that SPEC §9 sets a throughput target for. Lines end in `\n` only: the terminal's output processing
  * turns them into `\r\n`, as it does for a program writing to a tty.
  */
-import { closeSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-
-const DATA_DIR = fileURLToPath(new URL('../.data/', import.meta.url));
-/** Units generated per write: large writes, bounded memory. */
-const UNITS_PER_WRITE = 20_000;
+import { ensureGeneratedFile } from './data-file.mjs';
 
 const LEVELS = [
   ['32', 'INFO '],
@@ -76,40 +71,6 @@ export const WORKLOADS = {
 export function ensureWorkloadFile(name, bytes) {
   const unit = WORKLOADS[name];
   if (unit === undefined) throw new Error(`unknown workload '${name}'`);
-  mkdirSync(DATA_DIR, { recursive: true });
-  const path = `${DATA_DIR}${name}-${bytes}.txt`;
-  try {
-    if (statSync(path).size >= bytes) return path;
-  } catch {
-    // not generated yet
-  }
-  writeWorkloadFile(path, bytes, unit);
-  return path;
-}
-
-function writeWorkloadFile(path, bytes, unit) {
-  let seed = 0x2545f491;
-  // xorshift32: fast, deterministic, good enough to vary the fields.
-  const next = () => {
-    seed ^= seed << 13;
-    seed ^= seed >>> 17;
-    seed ^= seed << 5;
-    return seed >>> 0;
-  };
-  const fd = openSync(path, 'w');
-  try {
-    let written = 0;
-    let i = 0;
-    while (written < bytes) {
-      const parts = [];
-      for (let k = 0; k < UNITS_PER_WRITE; k++, i++) parts.push(unit(i, next));
-      const chunk = Buffer.from(parts.join(''));
-      writeSync(fd, chunk);
-      written += chunk.length;
-    }
-    // End on a newline, so the prompt that follows starts its own line in every workload.
-    writeSync(fd, '\n');
-  } finally {
-    closeSync(fd);
-  }
+  // End on a newline, so the prompt that follows starts its own line in every workload.
+  return ensureGeneratedFile(name, bytes, unit, '\n');
 }
