@@ -89,6 +89,18 @@ describe.each(SHELLS)('$label', (shell) => {
       expect(result.foreground?.command).toBe(shell.comm);
     });
 
+    itPosix('Ctrl-L repaints the prompt, which is no new prompt; Enter on an empty line is one', async () => {
+      const session = await spawn();
+      expect((await run(session, 'false')).exitCode).toBe(1);
+      // The repaint prints the marker again with the same prompt number: proven waiting (the line
+      // editor), but the status of `false` is not reported a second time as if a command had run.
+      const repaint = await session.startSend({ keys: ['C-l'] }).done;
+      expect(repaint.waitReason).toBe('stdin_read');
+      expect(repaint.exitCode).toBeUndefined();
+      const empty = await session.startSend({ keys: ['Enter'] }).done;
+      expect(empty).toMatchObject({ waitReason: 'stdin_read', exitCode: 1 }); // `$?` of an empty line
+    });
+
     itPosix('`sleep 1; echo …` settles after the sleep, with its output', async () => {
       const session = await spawn();
       const result = await run(session, 'sleep 1; echo done-$((2+3))');

@@ -26,7 +26,10 @@ const SHELL: ShellIdentity = {
   markerPid: 100,
   isLineEditorWait: bashDialect.isLineEditorWait,
 };
-const marker = (exit: number, pid = SHELL.pid) => `133;D;${exit};${NONCE};${pid};/work`;
+let promptsShown = 0;
+/** Our marker payload; each call is a new prompt unless `prompt` repeats an earlier number (a repaint). */
+const marker = (exit: number, prompt = ++promptsShown, pid = SHELL.pid) =>
+  `133;D;${exit};${NONCE};${pid};${prompt};/work`;
 
 function thread(pid: number, verdict: ThreadWait['verdict'], switches = 1, syscall = 'read'): ThreadWait {
   return { pid, tid: pid, verdict, switches, syscall };
@@ -129,7 +132,7 @@ afterEach(() => {
 });
 
 describe('judgeReadiness', () => {
-  const candidate = { exitCode: 0, shellPid: SHELL.pid, cwd: '/', at: 0, reported: false };
+  const candidate = { exitCode: 0, shellPid: SHELL.pid, promptNumber: 1, cwd: '/', at: 0, reported: false };
 
   it('a prompt read after the write boundary, with the shell still in the wait it was in before the write, is the previous prompt', () => {
     // The shell printed marker + prompt and blocked before the write; node-pty read those bytes only after
@@ -534,6 +537,37 @@ describe('SendOperation races', () => {
     op.endOfChunk();
     expect((await op.done).waitReason).toBe('stdin_read');
     expect(performance.now() - echoAt).toBeGreaterThanOrEqual(3); // STDIN_CONFIRM_MS
+  });
+
+  it('a repaint of the prompt the input was typed at (the shell redraws on SIGWINCH) is not the next prompt', async () => {
+    // A resize right before a send: the pty sends SIGWINCH, and bash's readline prints its prompt again
+    // (marker included) — under load only after the write boundary, before it reads the input. The
+    // shell is back in its line editor, woken since the boundary: everything but the prompt number
+    // looks like the prompt after the command.
+    let current = sample(100, [thread(100, 'waiting', 1, 'pselect6')]);
+    const env = fakeEnvironment({ current: () => current });
+    env.prompt.osc(marker(0, 4));
+    env.prompt.text('$ ');
+    const op = newOp(env, { text: 'echo hi', submit: true });
+    await op.start();
+    current = sample(100, [thread(100, 'waiting', 2, 'pselect6')]);
+    osc(op, marker(0, 4));
+    text(op, '$ ');
+    op.endOfChunk();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(op.settled).toBe(false);
+    // The shell reads the line, runs it, and shows its next prompt.
+    text(op, 'echo hi');
+    newline(op);
+    text(op, 'hi');
+    newline(op);
+    osc(op, marker(0, 5));
+    text(op, '$ ');
+    current = sample(100, [thread(100, 'waiting', 3, 'pselect6')]);
+    op.endOfChunk();
+    const result = await op.done;
+    expect(result).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
+    expect(result.viewport.split('\n')).toContain('hi');
   });
 
   it('evidence from before the write is discarded at the write boundary', async () => {

@@ -68,6 +68,29 @@ describe('session.resize', () => {
     await session.close();
   });
 
+  for (const dialect of ['bash', 'zsh'] as const) {
+    it(`${dialect}: a send right after a resize is answered by the command's prompt, not by the repaint of the old one`, async () => {
+      // The line editor repaints its prompt (marker included) on SIGWINCH. The shell is stopped while
+      // the resize and the send happen, so the repaint is always read after the write boundary; it
+      // carries the old prompt's number and must not settle the send before the command ran (before the
+      // number, an empty viewport with exit code 0 settled it now and then; readiness-races pins it).
+      const engine = await testEngine();
+      const session = await engine.spawn({ rows: 40, cols: 160, dialect });
+      for (let round = 0; round < 6; round++) {
+        const cols = 40 + round;
+        process.kill(session.pid, 'SIGSTOP');
+        await session.resize({ rows: 10, cols });
+        const send = session.startSend({ text: 'stty size; echo ok-$((6*7))' });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        process.kill(session.pid, 'SIGCONT');
+        const result = await send.done;
+        expect(result.exitCode).toBe(0);
+        expect(result.viewport.split('\n')).toEqual(expect.arrayContaining([`10 ${cols}`, 'ok-42']));
+      }
+      await session.close();
+    });
+  }
+
   it('the output model lays out cursor movement at the new width', async () => {
     const engine = await testEngine();
     const session = await engine.spawn({ rows: 24, cols: 160 });

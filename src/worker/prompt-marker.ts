@@ -1,10 +1,12 @@
 /**
  * The private prompt marker (SPEC §4.1): before every prompt the shell prints
- * `ESC ] 133 ; D ; <exit status> ; <nonce> ; <shell pid> ; <cwd> BEL` followed by its dialect's
- * controlled prompt. Every dialect prints this same format (each in its own shell language), so the
+ * `ESC ] 133 ; D ; <exit status> ; <nonce> ; <shell pid> ; <prompt number> ; <cwd> BEL` followed by
+ * its dialect's controlled prompt. Every dialect prints this same format (each in its own shell language), so the
  * prompt tracker parses one format. The nonce is random per session, so replayed shell-integration
  * output from elsewhere cannot pose as ours; the pid lets the session tell its own shell's marker from
- * a nested shell that inherited the marker's installation.
+ * a nested shell that inherited the marker's installation. The prompt number counts the shell's prompts:
+ * a line editor repainting its prompt (bash and zsh do on SIGWINCH, on Ctrl-L) prints the marker again
+ * with the same number, so a repaint is never taken for the prompt after a command.
  */
 import { randomBytes } from 'node:crypto';
 
@@ -20,6 +22,8 @@ export interface PromptMarker {
   exitCode: number;
   /** `$$` of the shell that printed it. */
   shellPid: number;
+  /** Which of that shell's prompts this is (counted by the dialect's prompt hook); equal on a repaint. */
+  promptNumber: number;
   /** `$PWD` of that shell. */
   cwd: string;
 }
@@ -33,10 +37,12 @@ export function createNonce(): string {
 export function parseOwnedMarker(payload: string, nonce: string): PromptMarker | undefined {
   if (!payload.startsWith(MARKER_PREFIX)) return undefined;
   const fields = payload.slice(MARKER_PREFIX.length).split(';');
-  if (fields.length < 4 || fields[1] !== nonce) return undefined;
+  if (fields.length < 5 || fields[1] !== nonce) return undefined;
   const exitCode = Number(fields[0]);
   const shellPid = Number(fields[2]);
+  const promptNumber = Number(fields[3]);
   if (!Number.isInteger(exitCode) || !Number.isInteger(shellPid) || shellPid <= 0) return undefined;
+  if (!Number.isInteger(promptNumber) || promptNumber < 0) return undefined;
   // The cwd is the last field and may itself contain ';'.
-  return { exitCode, shellPid, cwd: fields.slice(3).join(';') };
+  return { exitCode, shellPid, promptNumber, cwd: fields.slice(4).join(';') };
 }

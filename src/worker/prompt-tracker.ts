@@ -2,7 +2,9 @@
  * Tracks prompt evidence in the sanitized stream (SPEC §4.2 rule 1): a candidate exists only while the
  * printable text after the latest owned marker equals the dialect's controlled prompt exactly — also
  * when marker and prompt arrive split across data callbacks. Any further text (echoed input, output)
- * voids it.
+ * voids it. A repaint of a prompt that was already shown before the write boundary (same shell, same
+ * prompt number) is never a candidate: the line editor redraws on SIGWINCH, so a send right after a
+ * resize would otherwise be answered by the repaint before the shell even read the command.
  */
 import { type PromptMarker, parseOwnedMarker } from './prompt-marker.js';
 
@@ -24,6 +26,10 @@ export class PromptTracker {
   private tail = '';
   private completedAt = 0;
   private reported = false;
+  /** The last marker seen (kept across `reset`), to tell a repaint from a new prompt. */
+  private lastSeen: PromptMarker | undefined;
+  /** The prompt that was current at the last write boundary: its repaints are not new prompts. */
+  private staleAtBoundary: PromptMarker | undefined;
 
   constructor(
     private readonly nonce: string,
@@ -46,15 +52,22 @@ export class PromptTracker {
   reset(): void {
     this.marker = undefined;
     this.tail = '';
+    this.staleAtBoundary = this.lastSeen;
   }
 
   /** An OSC payload arrived. Returns true when it was one of ours. */
   osc(payload: string): boolean {
     const marker = parseOwnedMarker(payload, this.nonce);
     if (marker === undefined) return false;
-    this.marker = marker;
     this.tail = '';
-    this.reported = false;
+    if (samePrompt(marker, this.staleAtBoundary)) {
+      this.marker = undefined; // a repaint of the prompt the input was typed at: no news
+      return true;
+    }
+    // A repaint between sends keeps `reported`: its exit code was already given.
+    if (!samePrompt(marker, this.lastSeen)) this.reported = false;
+    this.marker = marker;
+    this.lastSeen = marker;
     return true;
   }
 
@@ -88,4 +101,9 @@ export class PromptTracker {
   rewriteLine(): void {
     this.tail = '';
   }
+}
+
+/** Whether two markers come from the same prompt of the same shell (one is a repaint of the other). */
+function samePrompt(a: PromptMarker, b: PromptMarker | undefined): boolean {
+  return b !== undefined && a.shellPid === b.shellPid && a.promptNumber === b.promptNumber;
 }

@@ -39,14 +39,15 @@ export const bashDialect: ShellDialect = {
  * Environment variables that make bash print the marker with every prompt. The marker is part of PS1
  * itself (inside `\[ \]`, so readline counts it as zero-width): bash prints job notices ("[1]+ Done")
  * after PROMPT_COMMAND but before PS1, so a marker printed by PROMPT_COMMAND could be separated from
- * its prompt. PROMPT_COMMAND only saves `$?` — it must be read first, it is the status of the user's
- * command only until the next command runs — and re-asserts PS1 each time, so a command that changes
+ * its prompt. PROMPT_COMMAND saves `$?` — it must be read first, it is the status of the user's
+ * command only until the next command runs — counts the prompt (readline's repaint on SIGWINCH or
+ * Ctrl-L prints PS1 again, expanded once per prompt, so it repeats the number) and re-asserts PS1, so a command that changes
  * PS1 cannot degrade later sends to silence readiness. PS1's `${...}` are expanded when the prompt is
  * shown (bash's `promptvars`, on by default).
  */
 export function bashMarkerVariables(nonce: string): Record<string, string> {
-  const markerPs1 = `\\[\\e]${MARKER_PREFIX}\${__agent_pty_status:-0};${nonce};$$;\${PWD}\\a\\]${BASH_PROMPT}`;
-  const promptCommand = `__agent_pty_status=$?; PS1=${shellQuote(markerPs1)}`;
+  const markerPs1 = `\\[\\e]${MARKER_PREFIX}\${__agent_pty_status:-0};${nonce};$$;\${__agent_pty_prompt:-0};\${PWD}\\a\\]${BASH_PROMPT}`;
+  const promptCommand = `__agent_pty_status=$?; __agent_pty_prompt=$((\${__agent_pty_prompt:-0} + 1)); PS1=${shellQuote(markerPs1)}`;
   return { PS1: markerPs1, PROMPT_COMMAND: promptCommand };
 }
 

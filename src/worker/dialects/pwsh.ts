@@ -53,6 +53,8 @@ export function pwshSetupScript(nonce: string): string {
   const prompt =
     'function global:prompt { ' +
     '$s = if ($?) { 0 } elseif ($global:LASTEXITCODE) { $global:LASTEXITCODE } else { 1 }; ' +
-    `"$([char]27)]${MARKER_PREFIX}$s;${nonce};$PID;$($executionContext.SessionState.Path.CurrentLocation.Path)$([char]7)${PWSH_PROMPT}" }`;
+    // Counted without reading an unset variable, which `Set-StrictMode` would make an error.
+    '$global:__agent_pty_prompt = 1 + [int](Get-Variable -Scope Global -Name __agent_pty_prompt -ValueOnly -ErrorAction Ignore); ' +
+    `"$([char]27)]${MARKER_PREFIX}$s;${nonce};$PID;$global:__agent_pty_prompt;$($executionContext.SessionState.Path.CurrentLocation.Path)$([char]7)${PWSH_PROMPT}" }`;
   return `${preamble}; ${prompt}`;
 }

@@ -41,6 +41,7 @@ const ZSHENV = 'unsetopt GLOBAL_RCS\n';
  * - comments allowed at the prompt, as in bash; no `!` history expansion, which would turn typed
  *   text such as `echo "pid=$!"` into a continuation prompt or an "event not found";
  * - `precmd` saves `$?` first (the status of the user's command; zsh gives every hook the same value),
+ *   counts the prompt (ZLE's repaint on SIGWINCH or Ctrl-L prints the same PS1, so the same number),
  *   then re-asserts the prompt options and PS1 with the marker inside `%{ %}` (zero width for ZLE).
  *   The marker being part of PS1, ZLE's redraw after a job notice prints it again with its prompt;
  * - `ZDOTDIR` is unset, so a zsh the user starts reads the user's own files.
@@ -55,8 +56,9 @@ function zshrc(nonce: string): string {
     "PS2='> '",
     '__agent_pty_precmd() {',
     '  local s=$?',
+    '  typeset -gi __agent_pty_prompt; (( __agent_pty_prompt += 1 ))',
     '  setopt PROMPT_PERCENT NO_PROMPT_SUBST NO_PROMPT_BANG',
-    `  PS1="%{"$'\\e]${MARKER_PREFIX}'"\${s};${nonce};$$;%d"$'\\a'"%}${promptSign}"`,
+    `  PS1="%{"$'\\e]${MARKER_PREFIX}'"\${s};${nonce};$$;\${__agent_pty_prompt};%d"$'\\a'"%}${promptSign}"`,
     '}',
     'precmd_functions=(__agent_pty_precmd)',
     'unset ZDOTDIR',
