@@ -509,6 +509,36 @@ describe('SendOperation races', () => {
     expect((await op.done).viewport).toBe('6*7\n42\n>>> ');
   });
 
+  it('a flood after a pause ends the spin: /proc is not sampled on every turn while it flows', async () => {
+    // The thread cannot keep up (each chunk queues behind the last): chunks start processing right
+    // after the one before, each a full read. The first came after a pause and starts a spin; the
+    // flood that follows must end it rather than pay a sample per turn for its whole duration.
+    let samples = 0;
+    const busy = sample(200, [thread(200, 'not_waiting', 3)]);
+    const op = newOp(
+      fakeEnvironment({
+        current: () => {
+          samples++;
+          return busy;
+        },
+      }),
+      { text: 'cat big.log', submit: true },
+    );
+    await op.start();
+    await new Promise((resolve) => setTimeout(resolve, 5)); // the pause before the flood
+    const started = performance.now();
+    while (performance.now() - started < 20) {
+      const processingStartedAt = performance.now();
+      text(op, 'x'.repeat(4096));
+      op.endOfChunk(processingStartedAt, 4096);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(op.settled).toBe(false);
+    // Bounded by its output, the spin samples on its first few turns (17 here), and a probe samples now and
+    // then when a turn is slow; unbounded, it sampled on every turn of the flood (469 here).
+    expect(samples).toBeLessThanOrEqual(60);
+  });
+
   it('input longer than one write slice is confirmed over the pending-input window, drained output or not', async () => {
     // A raw-mode reader (readline) can block between two slices: the second is still in the kernel's
     // input buffer, which no output drain touches.

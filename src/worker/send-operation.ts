@@ -64,6 +64,14 @@ const RESIDUE_CONFIRM_MS = 20;
  */
 const SPIN_PROBE_MS = 2;
 
+/**
+ * Output a spin may see before it is taken for a flood and ends: a burst that ends at a prompt (an echo,
+ * a REPL's answer, its prompt) is far smaller. Without this bound, a flood with pauses of a millisecond
+ * here and there (its reads queue behind xterm's parse) sampled `/proc` on every turn of each spin: 5 000
+ * samples in a 1.1 s `\r` progress flood, a fifth of the thread's time.
+ */
+const SPIN_MAX_CHARS = 16 * 1024;
+
 /** Quiet time after output before a probe looks: while output flows, nobody is blocked on input. */
 const QUIET_PROBE_MS = 1;
 
@@ -226,6 +234,8 @@ export class SendOperation extends DisposableOwner {
   private readonly probeImmediate = this.owned.add(new DisposableSlot());
   /** Until when probes may run on consecutive event-loop turns (see SPIN_PROBE_MS). */
   private spinUntil = 0;
+  /** Output characters processed since the current spin began (see SPIN_MAX_CHARS). */
+  private spinChars = 0;
   private readinessStopped = false;
   private inputMayBePending: boolean;
   private confirm: PendingConfirm | undefined;
@@ -375,9 +385,10 @@ export class SendOperation extends DisposableOwner {
   /**
    * The end of one pty data chunk (with or without text in it). Readiness bookkeeping runs here once per
    * chunk, never per line: a flood delivers thousands of lines per chunk, and re-arming timers for each
-   * would dominate its cost.
+   * would dominate its cost. `processingStartedAt` is when the session began processing the chunk
+   * (default: now), `chars` its length.
    */
-  endOfChunk(): void {
+  endOfChunk(processingStartedAt?: number, chars = 0): void {
     this.lastByteAt = performance.now();
     if (!this.outputPending) return;
     this.outputPending = false;
@@ -396,18 +407,28 @@ export class SendOperation extends DisposableOwner {
       this.probe(); // a prompt settles the moment it is proven: no quiet period in between
       return;
     }
-    if (this.lastOutputAt - previousOutputAt >= QUIET_PROBE_MS) {
+    // The pause before this chunk ends where its processing began: processing takes time of its own, and
+    // a flood this thread cannot keep up with (each chunk takes over a millisecond through xterm) would
+    // otherwise look like a burst after a pause on every chunk, each paying a /proc sample (2 600 in a
+    // 1.1 s `\r` progress flood). A chunk that waited in the queue began right after the one before.
+    const pause = (processingStartedAt ?? this.lastOutputAt) - previousOutputAt;
+    if (pause >= QUIET_PROBE_MS) {
       // A burst after a pause (a prompt, an echo): its writer blocks microseconds later. Look on the
       // next turns of the event loop; the confirm (a drain) guards against output still on its way.
       this.spinUntil = this.lastOutputAt + SPIN_PROBE_MS;
+      this.spinChars = chars;
       if (this.probeImmediate.value === undefined) this.scheduleImmediateProbe();
       return;
     }
+    this.spinChars += chars;
+    if (this.spinChars > SPIN_MAX_CHARS) this.spinUntil = 0; // a flood, not a burst before a prompt
     if (this.lastOutputAt < this.spinUntil) {
       // More of a burst that came after a pause (python's `42` and `>>> ` 0.3 ms behind the echo of
       // `6*7`): keep looking on every turn. This chunk may have been flushed by the spinning probe itself,
-      // which cleared its own schedule first; a timer here cost such a send a millisecond.
-      if (this.probeImmediate === undefined) this.scheduleImmediateProbe();
+      // which cleared its own schedule first and looks again after its flush.
+      if (this.probeImmediate.value === undefined && this.probeTimer.value === undefined) {
+        this.scheduleImmediateProbe();
+      }
       return;
     }
     // Output is flowing: probe shortly after it stops; a probe already due that soon stays as it is.

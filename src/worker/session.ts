@@ -641,6 +641,7 @@ export class SessionCore extends DisposableOwner {
     this.outputScheduled = false;
     const pending = this.pendingOutput;
     if (pending.length === 0 || this.disposed) return;
+    const startedAt = performance.now();
     let take = 0;
     let chars = 0;
     while (take < pending.length && chars < PROCESS_SLICE_CHARS) chars += pending[take++]!.length;
@@ -666,7 +667,7 @@ export class SessionCore extends DisposableOwner {
         this.sanitizer.pushStyledLineText(data, plain, this.sink, ascii, this.lineFeeds.known);
       }
     }
-    (this.active?.op ?? this.startup)?.endOfChunk();
+    (this.active?.op ?? this.startup)?.endOfChunk(startedAt, data.length);
     this.limitBacklog();
     if (this.pendingOutput.length > 0 && !this.outputScheduled) {
       this.outputScheduled = true;
