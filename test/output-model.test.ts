@@ -203,6 +203,13 @@ const piece = fc.oneof(
   },
   { weight: 1, arbitrary: fc.constantFrom('e\u0301', 'a\u0308') },
   { weight: 4, arbitrary: fc.constantFrom('\r\n', '\r', '\b', '\b\b\b') },
+  // Spinner frames: a character and a backspace, again and again (collapsed by the sanitizer).
+  {
+    weight: 2,
+    arbitrary: fc
+      .array(fc.constantFrom(...'|/-\\ab'), { minLength: 1, maxLength: 9 })
+      .map((frames) => frames.map((frame) => `${frame}\b`).join('')),
+  },
   { weight: 1, arbitrary: fc.constantFrom('\x1b[1;31m', '\x1b[0m') },
   {
     weight: 4,
