@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { TerminalError } from '../src/shared/errors.js';
 import { LineFeeds } from '../src/worker/line-feeds.js';
 import { LineTextKind, lineTextKind } from '../src/worker/line-text.js';
-import { OutputSanitizer, type SanitizerSink, withoutStyles } from '../src/worker/sanitizer.js';
+import { cutOffStyleAt, OutputSanitizer, type SanitizerSink, withoutStyles } from '../src/worker/sanitizer.js';
 
 /** Characters `text()` must never carry: C0 except TAB, DEL, C1. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for controls
@@ -102,14 +102,11 @@ function run(
   for (const chunk of chunks) {
     const kind = lineTextKind(chunk, lineFeeds);
     const known = routed === 'session' ? lineFeeds.known : undefined;
-    const plain = routed === 'session' && kind === LineTextKind.None ? withoutStyles(chunk) : undefined;
-    const plainKind = plain === undefined ? LineTextKind.None : lineTextKind(plain, lineFeeds);
     if (routed && kind !== LineTextKind.None)
       sanitizer.pushLineText(chunk, sink, kind === LineTextKind.Ascii, known);
-    else if (plain !== undefined && plainKind !== LineTextKind.None) {
-      // Styled line text (SGRs only), as the session routes it.
-      sink.styledChunks += 1;
-      sanitizer.pushStyledLineText(chunk, plain, sink, plainKind === LineTextKind.Ascii, lineFeeds.known);
+    else if (routed === 'session') {
+      // Not line text: styled line text (SGRs only) where it can, as the session routes it.
+      if (sanitizer.pushStyled(chunk, sink, lineFeeds)) sink.styledChunks += 1;
     } else sanitizer.push(chunk, sink);
     expect(sanitizer.pendingLength).toBeLessThanOrEqual(maxPendingChars);
   }
@@ -300,6 +297,24 @@ describe('OutputSanitizer properties', () => {
       { numRuns: 600 },
     );
     expect(styled).toBeGreaterThan(500);
+  });
+
+  it('a read that cuts an SGR in two leaves both reads on the styled route', () => {
+    expect(cutOffStyleAt('ok\r\n\x1b[3')).toBe(4);
+    expect(cutOffStyleAt('ok\x1b')).toBe(2);
+    expect(cutOffStyleAt('ok\x1b[1;38:5')).toBe(2);
+    expect(cutOffStyleAt('ok\x1b[31m')).toBe(7); // complete: nothing cut off
+    expect(cutOffStyleAt('ok\x1b[2')).toBe(2); // may still become an SGR
+    expect(cutOffStyleAt('ok\x1b[?25')).toBe(7); // a private mode, not a style
+    expect(cutOffStyleAt('ok\x1b]0;ti')).toBe(8);
+    expect(cutOffStyleAt('\uD83D\x1b[3')).toBe(4); // kept with the surrogate half before it
+    const line = (i: number) => `\x1b[2m[${i}]\x1b[0m \x1b[32mINFO\x1b[0m step ${i} done\r\n`;
+    const log = Array.from({ length: 200 }, (_, i) => line(i)).join('');
+    const cuts = [...log.matchAll(/\x1b\[3/g)].map((match) => match.index! + 3); // inside every `ESC[32m`
+    const chunks = splitAt(log, cuts.filter((_, k) => k % 10 === 0));
+    const routed = run(chunks, 64, 'session');
+    expect(routed.materialized).toBe(run([log], 64).materialized);
+    expect(routed.styledChunks).toBe(chunks.length); // every read, both halves of each cut included
   });
 
   it('strips only complete SGRs, and only from text that holds one', () => {

@@ -28,6 +28,7 @@
  */
 import { TerminalError } from '../shared/errors.js';
 import type { LineFeeds } from './line-feeds.js';
+import { LineTextKind, lineTextKind } from './line-text.js';
 
 /** Receives the sanitized stream in order. */
 export interface SanitizerSink {
@@ -148,6 +149,28 @@ export function withoutStyles(chunk: string): string | undefined {
   return plain.length === chunk.length ? undefined : plain;
 }
 
+/** The longest SGR tail {@link cutOffStyleAt} looks for: longer parameter lists are rare. */
+const MAX_CUT_OFF_STYLE_CHARS = 32;
+
+/** The start of something that can only be an SGR still (`ESC`, `ESC [`, `ESC [ 1;3`). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the sequence starts with ESC
+const STYLE_PREFIX = /^\x1b(?:\[[0-9;:]*)?$/;
+
+/**
+ * Where a sequence that may be an SGR starts, when the end of `chunk` cuts it off (`… ESC [ 3`), else
+ * `chunk.length`: the part before it can take the styled-line-text route and the cut-off tail goes
+ * through the state machine, which holds it for the next chunk.
+ */
+export function cutOffStyleAt(chunk: string): number {
+  const esc = chunk.lastIndexOf('\x1b');
+  if (esc === -1 || chunk.length - esc > MAX_CUT_OFF_STYLE_CHARS) return chunk.length;
+  if (esc > 0) {
+    const before = chunk.charCodeAt(esc - 1);
+    if (before >= 0xd800 && before <= 0xdbff) return chunk.length; // see SGR: keep the pair's half with it
+  }
+  return STYLE_PREFIX.test(chunk.slice(esc)) ? esc : chunk.length;
+}
+
 /** OSC: characters that end, cancel or interrupt the string. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching controls is the job
 const OSC_SPECIAL = /[\x07\x18\x1a\x1b\x80-\x9f]/g;
@@ -199,33 +222,48 @@ export class OutputSanitizer {
     const end = chunk.length;
     if (end === 0) return;
     let i = this.heldHigh === '' ? 0 : this.releaseHighSurrogate(chunk, sink);
-    while (i < end) {
-      switch (this.mode) {
-        case Mode.Ground:
-          i = this.ground(chunk, i, sink);
-          break;
-        case Mode.Escape:
-          i = this.escape(chunk, i, sink);
-          break;
-        case Mode.EscapeIntermediate:
-          i = this.escapeIntermediate(chunk, i);
-          break;
-        case Mode.Csi:
-          i = this.csi(chunk, i, sink);
-          break;
-        case Mode.Osc:
-          i = this.osc(chunk, i, sink);
-          break;
-        case Mode.OscEscape:
-          i = this.oscEscape(chunk, i, sink);
-          break;
-        case Mode.Str:
-          i = this.str(chunk, i);
-          break;
-        case Mode.StrEscape:
-          i = this.strEscape(chunk, i);
-          break;
-      }
+    while (i < end) i = this.step(chunk, i, sink);
+  }
+
+  /**
+   * Whether the state machine is between sequences with nothing held (no surrogate half): the state the
+   * line-text routes start from.
+   */
+  get atGround(): boolean {
+    return this.mode === Mode.Ground && this.heldHigh === '';
+  }
+
+  /**
+   * Runs the state machine over the start of `chunk` until a sequence that a previous chunk cut off is
+   * complete (or the chunk ends), and returns where it stopped: 0 when no sequence was open. Whatever
+   * follows can take a line-text route; a colored log read in 4 KiB pieces cuts an SGR at about every
+   * fifth read, and both halves would otherwise go through the state machine whole.
+   */
+  finishSequence(chunk: string, sink: SanitizerSink): number {
+    let i = 0;
+    while (i < chunk.length && this.mode !== Mode.Ground) i = this.step(chunk, i, sink);
+    return i;
+  }
+
+  /** One step of the state machine in the current mode, from `i`; returns where the next starts. */
+  private step(chunk: string, i: number, sink: SanitizerSink): number {
+    switch (this.mode) {
+      case Mode.Ground:
+        return this.ground(chunk, i, sink);
+      case Mode.Escape:
+        return this.escape(chunk, i, sink);
+      case Mode.EscapeIntermediate:
+        return this.escapeIntermediate(chunk, i);
+      case Mode.Csi:
+        return this.csi(chunk, i, sink);
+      case Mode.Osc:
+        return this.osc(chunk, i, sink);
+      case Mode.OscEscape:
+        return this.oscEscape(chunk, i, sink);
+      case Mode.Str:
+        return this.str(chunk, i);
+      case Mode.StrEscape:
+        return this.strEscape(chunk, i);
     }
   }
 
@@ -291,6 +329,34 @@ export class OutputSanitizer {
   ): void {
     if (this.mode !== Mode.Ground || this.heldHigh !== '') this.push(chunk, sink);
     else this.pushLineText(plain, sink, ascii, lineFeeds);
+  }
+
+  /**
+   * Same as {@link push} for a chunk that is not line text, routed the fast way where it can be: styled
+   * line text (a colored log) is line text once its SGRs are gone, so it takes
+   * {@link pushStyledLineText} — one regex pass and a scan instead of the state machine, whole blocks
+   * for the scrollback. A read can cut an SGR in two: the state machine finishes the one the previous
+   * chunk cut off ({@link finishSequence}) and holds the one this chunk cuts off ({@link cutOffStyleAt}),
+   * so the rest still takes the styled route (a 4 KiB read of a colored log cuts one about every fifth
+   * read, and both halves then went through the state machine whole). `lineFeeds` is the session's
+   * scanner (its positions are passed on). Returns true when the styled route was taken.
+   */
+  pushStyled(chunk: string, sink: SanitizerSink, lineFeeds: LineFeeds): boolean {
+    const from = this.finishSequence(chunk, sink);
+    const to = Math.max(from, cutOffStyleAt(chunk));
+    let styled = false;
+    if (from < to) {
+      const body = from === 0 && to === chunk.length ? chunk : chunk.slice(from, to);
+      const plain = this.atGround ? withoutStyles(body) : undefined;
+      const kind = plain === undefined ? LineTextKind.None : lineTextKind(plain, lineFeeds);
+      if (plain === undefined || kind === LineTextKind.None) this.push(body, sink);
+      else {
+        this.pushStyledLineText(body, plain, sink, kind === LineTextKind.Ascii, lineFeeds.known);
+        styled = true;
+      }
+    }
+    if (to < chunk.length) this.push(chunk.slice(to), sink);
+    return styled;
   }
 
   /** Emits the high surrogate held from the last chunk, joined with its low half when that starts `chunk`. */

@@ -48,7 +48,7 @@ import { PtyInputWriter, type WriteOutcome } from './pty-input-writer.js';
 import { type DrainOutcome, nodePtyReadStream, PtyOutputDrain } from './pty-output-drain.js';
 import type { ShellIdentity } from './readiness.js';
 import { ReplyGate } from './reply-gate.js';
-import { OutputSanitizer, type SanitizerSink, withoutStyles } from './sanitizer.js';
+import { OutputSanitizer, type SanitizerSink } from './sanitizer.js';
 import { type SendContext, SendOperation } from './send-operation.js';
 import { planSend } from './send-request.js';
 import { type ForegroundSample, sampleForeground, type ThreadWait } from './stdin-wait.js';
@@ -657,15 +657,7 @@ export class SessionCore extends DisposableOwner {
       this.sanitizer.pushLineText(data, this.sink, kind === LineTextKind.Ascii, lineFeeds);
     } else {
       this.replier?.feed(data);
-      // Styled line text (a colored log) is line text once its SGRs are gone: one regex pass and a
-      // scan instead of the state machine, and the scrollback gets whole blocks instead of pieces.
-      const plain = withoutStyles(data);
-      const plainKind = plain === undefined ? LineTextKind.None : lineTextKind(plain, this.lineFeeds);
-      if (plain === undefined || plainKind === LineTextKind.None) this.sanitizer.push(data, this.sink);
-      else {
-        const ascii = plainKind === LineTextKind.Ascii;
-        this.sanitizer.pushStyledLineText(data, plain, this.sink, ascii, this.lineFeeds.known);
-      }
+      this.sanitizer.pushStyled(data, this.sink, this.lineFeeds);
     }
     (this.active?.op ?? this.startup)?.endOfChunk(startedAt, data.length);
     this.limitBacklog();
