@@ -22,7 +22,7 @@ interface Pipeline {
 function pipeline(rows = 6, cols = 20): Pipeline {
   const ring = new LineRing({ maxLines: 10_000, maxBytes: 1 << 22 });
   const model = new OutputModel({ rows, cols, ring, maxLineChars: 1 << 20 });
-  const sanitizer = new OutputSanitizer({ maxPendingChars: 1 << 20 });
+  const sanitizer = new OutputSanitizer({ maxPendingChars: 1 << 20, columns: cols });
   const sink: SanitizerSink = {
     text: (s) => model.text(s),
     newline: () => model.newline(),
@@ -203,6 +203,17 @@ const piece = fc.oneof(
   },
   { weight: 1, arbitrary: fc.constantFrom('e\u0301', 'a\u0308') },
   { weight: 4, arbitrary: fc.constantFrom('\r\n', '\r', '\b', '\b\b\b') },
+  // Progress frames: a line rewritten with CR again and again (collapsed by the sanitizer), some frames
+  // wider than the screen.
+  {
+    weight: 2,
+    arbitrary: fc
+      .array(fc.oneof(word, fc.constantFrom('[###   ] 10%', '[######] 100%', 'x')), {
+        minLength: 1,
+        maxLength: 8,
+      })
+      .map((frames) => frames.map((frame) => `\r${frame}`).join('')),
+  },
   // Spinner frames: a character and a backspace, again and again (collapsed by the sanitizer).
   {
     weight: 2,

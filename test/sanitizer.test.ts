@@ -3,7 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { TerminalError } from '../src/shared/errors.js';
 import { LineFeeds } from '../src/worker/line-feeds.js';
 import { LineTextKind, lineTextKind } from '../src/worker/line-text.js';
-import { cutOffStyleAt, OutputSanitizer, type SanitizerSink, withoutStyles } from '../src/worker/sanitizer.js';
+import {
+  cutOffStyleAt,
+  OutputSanitizer,
+  type SanitizerSink,
+  withoutStyles,
+} from '../src/worker/sanitizer.js';
 
 /** Characters `text()` must never carry: C0 except TAB, DEL, C1. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for controls
@@ -311,7 +316,10 @@ describe('OutputSanitizer properties', () => {
     const line = (i: number) => `\x1b[2m[${i}]\x1b[0m \x1b[32mINFO\x1b[0m step ${i} done\r\n`;
     const log = Array.from({ length: 200 }, (_, i) => line(i)).join('');
     const cuts = [...log.matchAll(/\x1b\[3/g)].map((match) => match.index! + 3); // inside every `ESC[32m`
-    const chunks = splitAt(log, cuts.filter((_, k) => k % 10 === 0));
+    const chunks = splitAt(
+      log,
+      cuts.filter((_, k) => k % 10 === 0),
+    );
     const routed = run(chunks, 64, 'session');
     expect(routed.materialized).toBe(run([log], 64).materialized);
     expect(routed.styledChunks).toBe(chunks.length); // every read, both halves of each cut included

@@ -73,6 +73,12 @@ export interface SanitizerSink {
 export interface OutputSanitizerOptions {
   /** Most characters held back for an incomplete sequence (plus a trailing CR); the session passes `maxReadBytes`. */
   maxPendingChars: number;
+  /**
+   * The terminal's width in columns, when the sink lays text out on a screen (the output model): then a
+   * line rewritten many times with `\r` in one chunk reaches the sink once (see
+   * {@link OutputSanitizer.columns}). Without it every rewrite is passed on.
+   */
+  columns?: number;
 }
 
 /** Parser states; the names follow the DEC parser diagram. */
@@ -200,9 +206,12 @@ export class OutputSanitizer {
   private heldHigh = '';
   /** Parameter and intermediate characters of the CSI being read (collected only for a screen sink). */
   private csiParams = '';
+  /** See {@link OutputSanitizerOptions.columns}; 0: rewrites are not collapsed. */
+  private columnsForCollapse: number;
 
   constructor(options: OutputSanitizerOptions) {
     const { maxPendingChars } = options;
+    this.columnsForCollapse = options.columns ?? 0;
     if (!Number.isSafeInteger(maxPendingChars) || maxPendingChars < 1) {
       throw new TerminalError(
         'INVALID_ARGUMENT',
@@ -210,6 +219,11 @@ export class OutputSanitizer {
       );
     }
     this.maxPendingChars = maxPendingChars;
+  }
+
+  /** The terminal's width changed (see {@link OutputSanitizerOptions.columns}). */
+  set columns(columns: number) {
+    this.columnsForCollapse = columns;
   }
 
   /** Characters held back waiting for the rest of a sequence (or a trailing CR). Never > maxPendingChars. */
@@ -403,8 +417,49 @@ export class OutputSanitizer {
     if (!found) return chunk.length;
     const control = chunk.charCodeAt(stop);
     if (control === BS && sink.backspace !== undefined) return this.backspaces(chunk, stop, sink);
+    if (control === CR && this.columnsForCollapse > 0) return this.carriageReturns(chunk, stop, sink);
     this.control(control, sink);
     return stop + 1;
+  }
+
+  /**
+   * The lone CR at `at`, and the rewrites of the line that follow it in this chunk: a progress bar prints
+   * `\r S1 \r S2 … \r Sk` — a hundred frames per line. When each of S1 … S(k-1) is printable ASCII, not
+   * empty and at most `columns` wide, they reach the sink as one text, their overlay O (what the row
+   * shows after all of them), between the CR and the CR before Sk. Why that is exact: after a CR the
+   * cursor is at column 0 of the same row; a segment that fits in the row (one that fills it exactly
+   * only leaves a pending wrap, which the next CR cancels) overwrites its first columns and nothing
+   * else, so the row after the segments is O over what it showed before, and the next CR returns to
+   * column 0 as after O. Sk, which may end the line or wrap, goes its usual way.
+   */
+  private carriageReturns(chunk: string, at: number, sink: SanitizerSink): number {
+    const columns = this.columnsForCollapse;
+    let overlay = '';
+    let frames = 0;
+    let cr = at; // a lone CR: a segment starts after it
+    for (;;) {
+      const start = cr + 1;
+      let end = start;
+      while (end < chunk.length && end - start <= columns && isPrintableAscii(chunk.charCodeAt(end)))
+        end += 1;
+      // The segment must be followed by a lone CR (not the CR of a CRLF, not the chunk's end).
+      if (end === start || end - start > columns || end + 1 >= chunk.length) break;
+      if (chunk.charCodeAt(end) !== CR || chunk.charCodeAt(end + 1) === LF) break;
+      const segment = chunk.slice(start, end);
+      overlay = segment.length >= overlay.length ? segment : segment + overlay.slice(segment.length);
+      frames += 1;
+      cr = end;
+    }
+    if (frames < 2) {
+      this.control(CR, sink);
+      return at + 1;
+    }
+    // As control(CR) and the text after it would: the text decides the CR as a rewrite.
+    this.crPending = false;
+    sink.rewriteLine();
+    sink.text(overlay);
+    this.crPending = true; // the CR before the last segment
+    return cr + 1;
   }
 
   /**

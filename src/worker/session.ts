@@ -174,7 +174,7 @@ export class SessionCore extends DisposableOwner {
     this.resultCursor = this.outputWindow.mark();
     this.dialect = dialectNamed(spec.dialect);
     this.prompt = new PromptTracker(this.nonce, this.dialect.prompt);
-    this.sanitizer = new OutputSanitizer({ maxPendingChars: config.maxReadBytes });
+    this.sanitizer = new OutputSanitizer({ maxPendingChars: config.maxReadBytes, columns: spec.cols });
     this.teardownFaults = spec.faults === undefined ? undefined : new TeardownFaults(spec.faults);
     this.finished = new Promise((resolve) => {
       this.resolveFinished = resolve;
@@ -531,6 +531,7 @@ export class SessionCore extends DisposableOwner {
     }
     this.replier?.resize(cols, rows);
     this.outputModel.resize(rows, cols);
+    this.sanitizer.columns = cols;
   }
 
   /** Whether the shell is alive. */
