@@ -27,6 +27,11 @@ export function summarize(samples) {
 }
 
 /** Median of `samples` (p50). */
+/** Arithmetic mean of `samples` (NaN when empty). */
+export function mean(samples) {
+  return samples.reduce((sum, value) => sum + value, 0) / samples.length;
+}
+
 export function median(samples) {
   return percentile(samples, 50);
 }
