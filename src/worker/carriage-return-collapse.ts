@@ -42,6 +42,7 @@
  */
 
 const CR = 0x0d;
+const LF = 0x0a;
 
 /** The characters a collapsible segment may hold: printable ASCII. */
 const SEGMENT_CHARS = /[\x20-\x7e]*/y;
@@ -80,7 +81,9 @@ export class CarriageReturnCollapser {
     let at = 0;
     for (;;) {
       if (!this.open) {
-        const cr = text.indexOf('\r', at);
+        let cr = text.indexOf('\r', at);
+        // A CR right before a line feed opens a window that ends at once (most lines end so).
+        while (cr !== -1 && cr + 1 < end && text.charCodeAt(cr + 1) === LF) cr = text.indexOf('\r', cr + 2);
         if (cr === -1 || cr >= end) break;
         this.open = true;
         this.withheld = false;
