@@ -353,6 +353,7 @@ class HeldOutput {
     this.chunkChars = text.length;
     this.collapser.reset(); // `text` holds the open window's output, or replaces it
     this.firstSequence = firstSequence;
+    this.shortenAt = SHORTEN_HELD_AT_CHARS;
   }
 
   clear(): void {
@@ -729,8 +730,10 @@ export class TerminalReplier {
       this.held.replacePlain(reduced);
     }
     // Until the run grew by a quarter, the same search would find (nearly) the same: too few line feeds
-    // or no CR before them. Each held run is searched a few times at most, not once per chunk.
-    this.held.shortenAt = Math.max(SHORTEN_HELD_AT_CHARS, this.held.plainLength * SHORTEN_RETRY_GROWTH);
+    // or no CR before them. Each held run is searched a few times at most, not once per chunk (and once
+    // more past the bound, before it is written).
+    const retryAt = Math.max(SHORTEN_HELD_AT_CHARS, this.held.plainLength * SHORTEN_RETRY_GROWTH);
+    this.held.shortenAt = Math.min(retryAt, MAX_HELD_CHARS);
     return this.held.plainLength <= MAX_HELD_CHARS;
   }
 
