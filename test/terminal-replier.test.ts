@@ -528,6 +528,7 @@ describe('plain-text skip', () => {
       { cols: 20, text: '\rabcdef\rxy\rz', expected: '\rxycdef\rz' },
       // The text before the first CR starts at an unknown column: kept, and not part of the overlay.
       { cols: 20, text: 'partial\rxy\rz\rq', expected: 'partial\rzy\rq' },
+      { cols: 20, text: '\rabcdef\rxy\rz\rabcdefg\rh\ri', expected: '\rhbcdefg\ri' },
       // A last redraw wider than the overlay covers it; one as wide keeps it (the cell after the overlay).
       { cols: 20, text: '\rab\rabc\rabcd', expected: '\rabcd' },
       { cols: 20, text: '\rabc\rxyz', expected: '\rabc\rxyz' },

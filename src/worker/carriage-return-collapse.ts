@@ -24,8 +24,9 @@
  *   with autowrap on or off. Each character overwrites one cell (content, width, and the current
  *   attributes, which nothing in a window changes). A print that starts at x = 0 has no cell to its left
  *   to repair; at its end, if the cell at x is the right half of a wide character, it becomes a blank
- *   with the current attributes (idempotent; a print split across parser writes repairs a cell the rest
- *   of the same segment then overwrites).
+ *   with the current attributes (idempotent). A segment split across parser writes prints in parts: a
+ *   later part finds on its left a one-cell character the segment just wrote (nothing to repair), and an
+ *   earlier part repairs a cell the rest of the segment then overwrites.
  * - So after the segments, column i < W (W the widest segment) holds the overlay's character; the cell
  *   at W is repaired if it was a right half (the widest segment's print ended there; a shorter segment's
  *   repair at w < W lands on a cell the widest one overwrites later, or already wrote as one cell
@@ -36,8 +37,8 @@
  * - When Sk's first `w` characters are printable ASCII and `|O| < w` or `w ≥ cols`, Sk overwrites every
  *   cell O wrote and the cell O repaired (|O| < cols) before anything else happens: O is dropped,
  *   `\r Sk`.
- * A window is never longer than its original, and a rewritten one is at most `2 × cols + 2` characters
- * plus its last segment. The differential property test in test/terminal-replier.test.ts checks this
+ * A window is never longer than its original, and a rewritten one holds at most `cols + 2` characters
+ * before its last segment. The differential property test in test/terminal-replier.test.ts checks this
  * against an xterm fed every byte.
  */
 
@@ -59,8 +60,17 @@ export class CarriageReturnCollapser {
   private open = false;
   /** The open window is held back here, not in the output: it was rewritten or crosses an append. */
   private withheld = false;
-  /** The open window's completed segments (those followed by a CR), overlaid; '' when there are none. */
-  private overlay = '';
+  /** Width of the overlay of the open window's completed segments (those followed by a CR). */
+  private overlayLength = 0;
+  /** The overlay as a string, when known: a segment as wide as the overlay or wider is the overlay. */
+  private overlayText: string | undefined = '';
+  /**
+   * The overlay as codes (the first `overlayLength`), when `codesValid`. A narrower segment is written
+   * over them in place, so it costs its own width, however wide the overlay is (`\r|\r/\r-` after a
+   * long line would otherwise copy the line per redraw).
+   */
+  private overlayCodes = new Uint16Array(0);
+  private codesValid = false;
   /** The open window holds at least one completed segment. */
   private rewritten = false;
   /** The open window's last segment, as far as earlier appends held it. */
@@ -88,7 +98,9 @@ export class CarriageReturnCollapser {
         this.open = true;
         this.withheld = false;
         this.rewritten = false;
-        this.overlay = '';
+        this.overlayLength = 0;
+        this.overlayText = '';
+        this.codesValid = false;
         this.carried = '';
         windowStart = cr;
         segmentFrom = cr + 1;
@@ -109,10 +121,7 @@ export class CarriageReturnCollapser {
         break;
       }
       if (width <= cols && text.charCodeAt(stop) === CR) {
-        const segment =
-          this.carried === '' ? text.slice(segmentFrom, stop) : this.carried + text.slice(segmentFrom, stop);
-        this.overlay =
-          segment.length >= this.overlay.length ? segment : segment + this.overlay.slice(segment.length);
+        this.overlaySegment(text, segmentFrom, stop);
         this.rewritten = true;
         this.collapsedSegments += 1;
         if (!this.withheld) {
@@ -142,7 +151,8 @@ export class CarriageReturnCollapser {
   /** Characters held back: the open window's output so far. */
   get pendingLength(): number {
     if (!this.open) return 0;
-    return this.head(this.carried.length).length + this.carried.length;
+    const width = this.carried.length;
+    return (this.keepsOverlay(width) ? this.overlayLength + 2 : 1) + width;
   }
 
   /** The open window's output so far, without ending it (more text may still collapse into it). */
@@ -163,15 +173,48 @@ export class CarriageReturnCollapser {
     this.open = false;
     this.withheld = false;
     this.rewritten = false;
-    this.overlay = '';
+    this.overlayLength = 0;
+    this.overlayText = '';
+    this.codesValid = false;
     this.carried = '';
+  }
+
+  /** Overlays the completed segment `carried + text[from, to)` (at most `cols` wide) at column 0. */
+  private overlaySegment(text: string, from: number, to: number): void {
+    const width = this.carried.length + to - from;
+    if (width >= this.overlayLength) {
+      const own = text.slice(from, to);
+      this.overlayText = this.carried === '' ? own : this.carried + own;
+      this.overlayLength = width;
+      this.codesValid = false;
+      return;
+    }
+    if (!this.codesValid) {
+      if (this.overlayCodes.length < this.cols) this.overlayCodes = new Uint16Array(this.cols);
+      const known = this.overlayText ?? '';
+      for (let column = 0; column < known.length; column++)
+        this.overlayCodes[column] = known.charCodeAt(column);
+      this.codesValid = true;
+    }
+    const codes = this.overlayCodes;
+    let column = 0;
+    for (let at = 0; at < this.carried.length; at++) codes[column++] = this.carried.charCodeAt(at);
+    for (let at = from; at < to; at++) codes[column++] = text.charCodeAt(at);
+    if (width > 0) this.overlayText = undefined;
   }
 
   /** What replaces the window up to its last segment, `width` printable characters wide so far. */
   private head(width: number): string {
-    const overlay = this.overlay;
-    if (!this.rewritten || overlay === '' || overlay.length < width || width >= this.cols) return '\r';
-    return `\r${overlay}\r`;
+    if (!this.keepsOverlay(width)) return '\r';
+    const codes = this.overlayCodes.subarray(0, this.overlayLength) as unknown as number[];
+    this.overlayText ??= String.fromCharCode.apply(null, codes);
+    return `\r${this.overlayText}\r`;
+  }
+
+  /** Whether the overlay must be printed before a last segment `width` printable characters wide. */
+  private keepsOverlay(width: number): boolean {
+    const length = this.overlayLength;
+    return this.rewritten && length > 0 && length >= width && width < this.cols;
   }
 }
 
