@@ -1,12 +1,14 @@
 /**
  * The terminal-protocol replier: answers, order, split queries, idle signalling, batching, disposal,
- * a real python3 asking for the cursor position through a pty, and a differential property test of
- * the plain-text fast path against an xterm terminal that parses every byte.
+ * a real python3 asking for the cursor position through a pty, the carriage-return collapse, and a
+ * differential property test of the plain-text fast path against an xterm terminal that parses every
+ * byte.
  */
 import xtermHeadless, { type Terminal } from '@xterm/headless';
 import fc from 'fast-check';
 import { spawn } from 'node-pty';
 import { afterEach, describe, expect, it } from 'vitest';
+import { CarriageReturnCollapser } from '../src/worker/carriage-return-collapse.js';
 import { LineFeeds } from '../src/worker/line-feeds.js';
 import { LineTextKind, lineTextKind } from '../src/worker/line-text.js';
 import { lineFeedsToRefresh, PlainRunScanner, reducePlainRun } from '../src/worker/plain-text-skip.js';
@@ -70,6 +72,21 @@ function logLines(count: number, seed = 7): string {
     lines.push(line.slice(0, length));
   }
   return `${lines.join('\r\n')}\r\n`;
+}
+
+/**
+ * A download progress bar as the `progress` benchmark workload prints it: `count` redraws, each file's
+ * line redrawn 101 times with `\r` and ended by a line feed. Its redraws are at most 86 cells wide.
+ */
+function progressBars(count: number): string {
+  let text = '';
+  for (let i = 0; i < count; i++) {
+    const pct = i % 101;
+    const bar = '#'.repeat(Math.floor(pct / 2.5)).padEnd(40);
+    text += `\rDownloading file-${Math.floor(i / 101)}.tar.gz [${bar}] ${String(pct).padStart(3)}% ${(pct * 1.7).toFixed(1)} MB/s`;
+    if (pct === 100) text += '\r\n';
+  }
+  return text;
 }
 
 describe('TerminalReplier answers', () => {
@@ -221,6 +238,35 @@ describe('TerminalReplier idle signalling and batching', () => {
         expect(r.stats.charsParsed, name).toBeLessThan(flood.length / 20);
         expect(r.stats.shortenedRuns, name).toBeGreaterThan(flood.length / (128 * 1024));
       }
+    }
+  });
+
+  it('collapses a `\\r` progress flood held back, parsing almost none of it, and answers like a full parse', async () => {
+    // 1 500 lines of 101 redraws (13 MB): each line is ~9 000 characters, so 2 × rows of them are far
+    // more than is held; collapsed, a line is one redraw or two.
+    const flood = progressBars(151_500);
+    const lineFeeds = new LineFeeds();
+    for (const route of ['feed', 'lineText', 'session'] as const) {
+      const { replier: r, replies } = replier(120, 30);
+      const reference = referenceTerminal(120, 30);
+      r.feed('\x1b[1;33m');
+      for (let at = 0; at < flood.length; at += 4096) {
+        const chunk = flood.slice(at, at + 4096);
+        if (route === 'feed') r.feed(chunk);
+        else {
+          expect(lineTextKind(chunk, lineFeeds)).toBe(LineTextKind.Ascii);
+          r.feedLineText(chunk, route === 'session' ? lineFeeds.known : undefined);
+        }
+      }
+      r.feed(`\x1b[0mtail${CPR}`);
+      await r.whenIdle();
+      await written(reference.terminal, `\x1b[1;33m${flood}\x1b[0mtail${CPR}`);
+      expect(replies, route).toEqual(reference.replies);
+      expect(screenState(Reflect.get(r, 'terminal') as Terminal), route).toEqual(
+        screenState(reference.terminal),
+      );
+      expect(r.stats.collapsedSegments, route).toBeGreaterThan(145_000);
+      expect(r.stats.charsParsed, route).toBeLessThan(20_000);
     }
   });
 
@@ -395,6 +441,21 @@ describe('TerminalReplier fast path preconditions (each case fails if its check 
     expect(run.subject).toEqual(run.reference);
   });
 
+  it('collapses no redraws in insert mode, where printing shifts cells right', async () => {
+    // Insert mode: `abc`, then `xy` inserted before it, then `d`: `dxyabc`. An overlay would give `dxyc`.
+    const run = await againstReference(10, 3, ['\x1b[4h', 'x\r\n\rabc\rxy\rd', CPR]);
+    expect(run.subject).toEqual(run.reference);
+    expect(run.stats.collapsedSegments).toBe(0);
+  });
+
+  it('collapses no redraws under another character set (DEC line drawing)', async () => {
+    // Belt and braces: xterm's replacement glyphs are one cell wide, so a collapse would be right here
+    // too; the precondition keeps the argument to characters printed as themselves.
+    const run = await againstReference(10, 3, ['\x1b(0', 'x\r\n\rqqqq\rxy\rlk', CPR]);
+    expect(run.subject).toEqual(run.reference);
+    expect(run.stats.collapsedSegments).toBe(0);
+  });
+
   it('parses everything under reverse wraparound', async () => {
     // BS at column 0 climbs back over the rows `abcdefghi` wrapped into; they hold skipped output.
     const parts = ['\x1b[3;1H\x1b[?45h', `\r\nabcdefghi\r\b\b\b\b1\n2\r\n3\r\n4\r\n5${CPR}`];
@@ -460,11 +521,102 @@ describe('plain-text skip', () => {
     expect(reducePlainRun('a\r\nb\r\nc\r\n', 0, 9, -1, 2)).toBe('\r\nc\r\n');
   });
 
+  it('collapses carriage-return redraws to their overlay and the last redraw, never across anything else', () => {
+    const cases: { cols: number; text: string; expected: string }[] = [
+      // The overlay of the completed redraws, then the last one as it is.
+      { cols: 20, text: '\rone\rtwo-long\rx', expected: '\rtwo-long\rx' },
+      { cols: 20, text: '\rabcdef\rxy\rz', expected: '\rxycdef\rz' },
+      // The text before the first CR starts at an unknown column: kept, and not part of the overlay.
+      { cols: 20, text: 'partial\rxy\rz\rq', expected: 'partial\rzy\rq' },
+      { cols: 20, text: '\rabcdef\rxy\rz\rabcdefg\rh\ri', expected: '\rhbcdefg\ri' },
+      // A last redraw wider than the overlay covers it; one as wide keeps it (the cell after the overlay).
+      { cols: 20, text: '\rab\rabc\rabcd', expected: '\rabcd' },
+      { cols: 20, text: '\rabc\rxyz', expected: '\rabc\rxyz' },
+      // Exactly `cols` wide: collapses (no wrap), and a last redraw that wide covers the whole row.
+      { cols: 5, text: '\rab\rabcde\rxy\n', expected: '\rabcde\rxy\n' },
+      { cols: 5, text: '\rabc\rab\rvwxyz', expected: '\rvwxyz' },
+      // Wider than `cols`: it wraps, so it ends the window and stays as it is.
+      { cols: 5, text: '\rab\rabcdef\rxy\r1\n', expected: '\rabcdef\rxy\r1\n' },
+      { cols: 5, text: '\rabcdef\rxy\r1', expected: '\rabcdef\rxy\r1' },
+      // Beyond ASCII (wide, combining), an SGR, TAB, BS, BEL, LF: the window ends before it.
+      { cols: 20, text: '\r1234\rab\rc中\rxy\rz\n', expected: '\rab34\rc中\rxy\rz\n' },
+      { cols: 20, text: '\rabc\rdé\rx\ryz', expected: '\rabc\rdé\ryz' },
+      { cols: 20, text: '\rabc\rd\x1b[31mef\rg\rhi\n', expected: '\rabc\rd\x1b[31mef\rhi\n' },
+      {
+        cols: 20,
+        text: '\rabc\rd\tx\rabc\rd\bx\rabc\rd\x07x',
+        expected: '\rabc\rd\tx\rabc\rd\bx\rabc\rd\x07x',
+      },
+      { cols: 20, text: '\rabc\rd\n\rxyz\rw\r\n', expected: '\rabc\rd\n\rwyz\r\n' },
+      { cols: 20, text: 'a\r\r\rb\r\r', expected: 'a\rb\r' },
+    ];
+    for (const { cols, text, expected } of cases) {
+      expect(collapsed(text, cols, []), JSON.stringify(text)).toBe(expected);
+      // Appended in pieces cut anywhere, the output is the same.
+      for (let cut = 0; cut <= text.length; cut++) {
+        expect(collapsed(text, cols, [cut]), `${JSON.stringify(text)} cut at ${cut}`).toBe(expected);
+        expect(collapsed(text, cols, [cut, cut + 1, cut + 3]), `${JSON.stringify(text)} cut at ${cut}+`).toBe(
+          expected,
+        );
+      }
+    }
+  });
+
+  it('a collapsed window leaves the row, the cursor and a pending wrap as the redraws did', async () => {
+    const cols = 8;
+    // Rows that already hold text and wide characters (whose right halves a redraw may end on).
+    const before = '\x1b[2J\x1b[H中文字中\r\nabcdefgh\r\n\x1b[H\x1b[7m';
+    const texts = [
+      '\rabc\rabcde\rx',
+      '\rab\rabc\rx',
+      '\rabcdefgh\rxy\rz',
+      '\rabc\rxyzuvwst',
+      '\rabc\rxyzuvwst\x1b[0mQ',
+      '\ra\rbc\rd中',
+      'xyz\ra\rbcd\re\u0301',
+      '\rabcdefgh\rab\r\n\rabc\r\x1b[2b',
+    ];
+    for (const text of texts) {
+      const output = collapsed(text, cols, []);
+      expect(output.length, JSON.stringify(text)).toBeLessThan(text.length);
+      const original = createReference(cols, 4);
+      const replaced = createReference(cols, 4);
+      try {
+        await written(original.terminal, `${before}${text}${CPR}`);
+        await written(replaced.terminal, `${before}${output}${CPR}`);
+        expect(screenState(replaced.terminal), JSON.stringify(text)).toEqual(screenState(original.terminal));
+        expect(replaced.replies, JSON.stringify(text)).toEqual(original.replies);
+      } finally {
+        original.terminal.dispose();
+        replaced.terminal.dispose();
+      }
+    }
+  });
+
   it('needs enough line feeds to reach the bottom row and then rewrite every row', () => {
     expect(lineFeedsToRefresh(24, 23)).toBe(25);
     expect(lineFeedsToRefresh(24, 0)).toBe(48);
   });
 });
+
+/**
+ * What the collapser makes of `text` appended in pieces cut at `cuts`, with the window it still holds
+ * back at the end; checks that each append reports the characters it output.
+ */
+function collapsed(text: string, cols: number, cuts: number[]): string {
+  const collapser = new CarriageReturnCollapser();
+  const out: string[] = [];
+  let from = 0;
+  let reported = 0;
+  for (const cut of [...cuts.filter((at) => at <= text.length), text.length]) {
+    const piece = text.slice(from, cut);
+    from = cut;
+    reported += collapser.collapse(piece, piece.length, cols, out);
+  }
+  expect(reported).toBe(out.join('').length);
+  expect(collapser.pendingLength).toBe(collapser.pendingText().length);
+  return out.join('') + collapser.pendingText();
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Differential property: the replier (batched, fast path) against xterm parsing every byte.
@@ -568,28 +720,62 @@ const query = fc.constantFrom(
   '\x07',
   '\x1b\\',
 );
-const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 6, arbitrary: flood.map((data) => ({ kind: 'data' as const, data })) },
-  { weight: 3, arbitrary: plainLine.map((data) => ({ kind: 'data' as const, data })) },
-  { weight: 4, arbitrary: control.map((data) => ({ kind: 'data' as const, data })) },
-  { weight: 4, arbitrary: query.map((data) => ({ kind: 'data' as const, data })) },
-  {
-    weight: 1,
-    arbitrary: fc
-      .tuple(fc.integer({ min: 2, max: 24 }), fc.integer({ min: 1, max: 9 }))
-      .map(([cols, rows]) => ({ kind: 'resize' as const, cols, rows })),
-  },
-);
-const scenario = fc.record({
-  cols: fc.integer({ min: 2, max: 24 }),
-  rows: fc.integer({ min: 1, max: 9 }),
-  ops: fc.array(op, { minLength: 1, maxLength: 30 }),
-  cuts: fc.array(fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 200, max: 3000 })), {
-    minLength: 1,
-    maxLength: 20,
+/**
+ * A redraw for a `cols`-wide terminal: printable ASCII around `cols` wide (the collapse's bound), or a
+ * piece that ends a window (wide or combining characters, controls, SGR, EL).
+ */
+const redrawSegment = (cols: number): fc.Arbitrary<string> =>
+  fc.oneof(
+    {
+      weight: 6,
+      arbitrary: fc
+        .oneof(fc.constantFrom(cols - 1, cols, cols + 1), fc.integer({ min: 0, max: cols + 2 }))
+        .chain((length) =>
+          fc.string({ unit: fc.constantFrom(...'abcdefgh #.-'), minLength: length, maxLength: length }),
+        ),
+    },
+    { weight: 1, arbitrary: textPiece },
+  );
+/** Lines redrawn with `\r` like a progress bar, after some text that starts at an unknown column. */
+const redrawnLines = (cols: number): fc.Arbitrary<string> =>
+  fc
+    .array(
+      fc
+        .tuple(
+          fc.string({ unit: fc.constantFrom(...'xyz中'), maxLength: 3 }),
+          fc.array(redrawSegment(cols), { minLength: 1, maxLength: 12 }),
+          fc.constantFrom('\r\n', '\n', '', '\r', '\r\r\n'),
+        )
+        .map(([before, segments, end]) => `${before}\r${segments.join('\r')}${end}`),
+      { minLength: 1, maxLength: 20 },
+    )
+    .map((lines) => lines.join(''));
+const opFor = (cols: number): fc.Arbitrary<Op> =>
+  fc.oneof(
+    { weight: 6, arbitrary: flood.map((data) => ({ kind: 'data' as const, data })) },
+    { weight: 5, arbitrary: redrawnLines(cols).map((data) => ({ kind: 'data' as const, data })) },
+    { weight: 3, arbitrary: plainLine.map((data) => ({ kind: 'data' as const, data })) },
+    { weight: 4, arbitrary: control.map((data) => ({ kind: 'data' as const, data })) },
+    { weight: 4, arbitrary: query.map((data) => ({ kind: 'data' as const, data })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.integer({ min: 2, max: 24 }), fc.integer({ min: 1, max: 9 }))
+        .map(([cols, rows]) => ({ kind: 'resize' as const, cols, rows })),
+    },
+  );
+const scenario = fc.integer({ min: 2, max: 24 }).chain((cols) =>
+  fc.record({
+    cols: fc.constant(cols),
+    rows: fc.integer({ min: 1, max: 9 }),
+    ops: fc.array(opFor(cols), { minLength: 1, maxLength: 30 }),
+    cuts: fc.array(fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 200, max: 3000 })), {
+      minLength: 1,
+      maxLength: 20,
+    }),
+    pauses: fc.array(fc.boolean(), { minLength: 1, maxLength: 20 }),
   }),
-  pauses: fc.array(fc.boolean(), { minLength: 1, maxLength: 20 }),
-});
+);
 
 /** Cell attributes as one comparable string (colors, modes, style flags). */
 function cellAttributes(
@@ -619,7 +805,9 @@ function screenState(terminal: Terminal): unknown {
       const attributes: string[] = [];
       for (let x = 0; line !== undefined && x < line.length; x++) {
         const cell = line.getCell(x);
-        if (cell !== undefined) attributes.push(`${cell.getWidth()}${cellAttributes(cell)}`);
+        // The code tells an empty cell (a repaired wide-character half, 0) from a printed space.
+        if (cell !== undefined)
+          attributes.push(`${cell.getWidth()}:${cell.getCode()}${cellAttributes(cell)}`);
       }
       lines.push(`${line?.isWrapped ? 'W' : '-'}${line?.translateToString(false)} ${attributes.join(' ')}`);
     }
@@ -641,6 +829,7 @@ describe('TerminalReplier differential property', () => {
     let fed = 0;
     let parsed = 0;
     let shortened = 0;
+    let collapsed = 0;
     await fc.assert(
       fc.asyncProperty(
         scenario,
@@ -700,6 +889,7 @@ describe('TerminalReplier differential property', () => {
             fed += subject.stats.charsFed;
             parsed += subject.stats.charsParsed;
             shortened += subject.stats.shortenedRuns;
+            collapsed += subject.stats.collapsedSegments;
           } finally {
             subject.dispose();
             reference.terminal.dispose();
@@ -711,6 +901,7 @@ describe('TerminalReplier differential property', () => {
     );
     // The property must have exercised the fast path, not only the full parse.
     expect(shortened).toBeGreaterThan(100);
+    expect(collapsed).toBeGreaterThan(1000);
     expect(parsed).toBeLessThan(fed * 0.9);
   });
 });

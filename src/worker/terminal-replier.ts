@@ -16,7 +16,9 @@
  * write starts on it. A batch that is plain output through and through is not written at all: it is
  * held back (shortened) and parsed in front of the next output that can ask for a reply. Line text
  * (line-text.ts), which the session has already checked, joins the held run through `feedLineText`
- * without a scan of its own: a `cat` flood costs no parsing and no scanning here.
+ * without a scan of its own: a `cat` flood costs no parsing and no scanning here. As it is held, a
+ * line's `\r` redraws (a progress bar) are collapsed to their overlay (carriage-return-collapse.ts),
+ * so such lines stay short enough for the suffix to be held too.
  *
  * Bounds: string sequences (OSC, DCS, SOS/PM/APC) longer than {@link MAX_STRING_SEQUENCE_CHARS} are
  * cancelled before xterm sees them (string-sequence-bound.ts); xterm would otherwise collect up to 10
@@ -35,6 +37,7 @@ import xtermHeadless, {
   type ITerminalOptions,
   type Terminal,
 } from '@xterm/headless';
+import { CarriageReturnCollapser } from './carriage-return-collapse.js';
 import type { LineFeeds } from './line-feeds.js';
 import { lineFeedsToRefresh, PlainRunScanner, reducePlainRun } from './plain-text-skip.js';
 import { StringSequenceBound } from './string-sequence-bound.js';
@@ -76,6 +79,9 @@ const MAX_HELD_CHARS = 128 * 1024;
 
 /** Held plain output is shortened each time it grows past this: rarely enough to cost little per chunk. */
 const SHORTEN_HELD_AT_CHARS = 64 * 1024;
+
+/** Factor by which held output must grow after an attempt to shorten it before the next attempt. */
+const SHORTEN_RETRY_GROWTH = 1.25;
 
 /**
  * When the held run holds no sequence, shortening first tries only its newest chunks, this many
@@ -171,6 +177,8 @@ export interface TerminalReplierStats {
   charsParsed: number;
   /** Plain runs the fast path shortened (a held run counts each time it grows and is shortened again). */
   shortenedRuns: number;
+  /** Carriage-return redraws (segments of a line) the fast path replaced by their overlay. */
+  collapsedSegments: number;
   /** String sequences cancelled for length before xterm saw them. */
   discardedSequences: number;
 }
@@ -219,6 +227,11 @@ interface XtermInternals {
   buffers: { active: InternalBuffer };
   /** Parses at once (xterm's write buffer must be idle: no `write()` of ours in flight). */
   writeSync: (data: string) => void;
+  /**
+   * The character set mapping printed characters (`charset`, undefined for the default one). Optional:
+   * without it only the carriage-return collapse is off.
+   */
+  charsets: { charset?: unknown } | undefined;
 }
 
 /** The active buffer: its scroll region and its line ring. */
@@ -242,55 +255,105 @@ function reachInternals(terminal: Terminal): XtermInternals | undefined {
   if (typeof lines?.length !== 'number' || typeof lines.maxLength !== 'number') return undefined;
   const writeSync = core?.writeSync;
   if (typeof writeSync !== 'function') return undefined;
-  return { parser, buffers, writeSync: (data: string) => writeSync.call(core, data) } as XtermInternals;
+  const charsetService = core?._charsetService as { glevel?: unknown; charset?: unknown } | undefined;
+  const charsets = typeof charsetService?.glevel === 'number' ? charsetService : undefined;
+  return {
+    parser,
+    buffers,
+    writeSync: (data: string) => writeSync.call(core, data),
+    charsets,
+  } as XtermInternals;
 }
 
 /**
  * Plain output held back unparsed: the chunks of one plain run that starts at the terminal's current
- * state, and a sequence cut off at the end of the last chunk that may still turn out to be plain.
+ * state (its progress-bar redraws collapsed, carriage-return-collapse.ts), and a sequence cut off at
+ * the end of the last chunk that may still turn out to be plain.
  */
 class HeldOutput {
   private chunks: string[] = [];
-  /** Characters in the plain run. */
-  plainLength = 0;
+  /** Characters in `chunks`; the collapser holds back the rest of the plain run. */
+  private chunkChars = 0;
+  private readonly collapser = new CarriageReturnCollapser();
   /** Index of the first ESC in the plain run, or -1. */
   firstSequence = -1;
   /** The cut-off tail (`ESC [ 3` …), empty when there is none. */
   open = '';
+  /**
+   * Length past which shortening is tried next. Raised past the length an attempt left, so a run that
+   * cannot be shortened (yet) is not searched again for every chunk appended to it.
+   */
+  shortenAt = SHORTEN_HELD_AT_CHARS;
+
+  /** Characters in the plain run. */
+  get plainLength(): number {
+    return this.chunkChars + this.collapser.pendingLength;
+  }
 
   get isEmpty(): boolean {
     return this.plainLength === 0 && this.open.length === 0;
   }
 
-  /** Appends `text[0, plainEnd)`, a plain run whose first ESC is at `firstSequence` (-1: none), and holds the rest open. */
-  append(text: string, plainEnd: number, firstSequence: number): void {
-    if (this.firstSequence < 0 && firstSequence >= 0) this.firstSequence = this.plainLength + firstSequence;
-    if (plainEnd > 0) this.chunks.push(plainEnd === text.length ? text : text.slice(0, plainEnd));
-    this.plainLength += plainEnd;
+  /** Segments the collapser replaced by overlays so far (for the stats). */
+  get collapsedSegments(): number {
+    return this.collapser.collapsedSegments;
+  }
+
+  /**
+   * Appends `text[0, plainEnd)`, a plain run whose first ESC is at `firstSequence` (-1: none), and holds
+   * the rest open. With `collapseCols` (the terminal width, when the collapse's preconditions hold;
+   * 0 otherwise) its carriage-return redraws are collapsed.
+   */
+  append(text: string, plainEnd: number, firstSequence: number, collapseCols: number): void {
+    if (plainEnd > 0) {
+      const first = this.chunks.length;
+      const before = this.chunkChars;
+      if (collapseCols > 0) {
+        this.chunkChars += this.collapser.collapse(text, plainEnd, collapseCols, this.chunks);
+      } else {
+        this.chunkChars += this.collapser.close(this.chunks) + plainEnd;
+        this.chunks.push(plainEnd === text.length ? text : text.slice(0, plainEnd));
+      }
+      if (this.firstSequence < 0 && firstSequence >= 0) this.firstSequence = this.findEscape(first, before);
+    }
     this.open = plainEnd === text.length ? '' : text.slice(plainEnd);
   }
 
-  /** The newest chunks of the plain run, joined, holding at least `minChars` (or all there is). */
+  /** Index in the plain run of the first ESC in `chunks[first…]`, the first of which starts at `offset`. */
+  private findEscape(first: number, offset: number): number {
+    for (let index = first, at = offset; index < this.chunks.length; index++) {
+      const chunk = this.chunks[index]!;
+      const found = chunk.indexOf('\x1b');
+      if (found >= 0) return at + found;
+      at += chunk.length;
+    }
+    return -1; // unreachable: a window never holds an ESC, so the admitted sequence was output
+  }
+
+  /** The newest part of the plain run, joined, holding at least `minChars` (or all there is). */
   plainTail(minChars: number): string {
+    const pending = this.collapser.pendingText();
     let first = this.chunks.length;
-    let chars = 0;
+    let chars = pending.length;
     while (first > 0 && chars < minChars) chars += this.chunks[--first]!.length;
     if (first === 0) return this.plainText();
     const tail = this.chunks.slice(first);
-    return tail.length === 1 ? tail[0]! : tail.join('');
+    return (tail.length === 1 ? tail[0]! : tail.join('')) + pending;
   }
 
-  /** The plain run as one string. */
+  /** The plain run as one string (a window still open stays open: more output may collapse into it). */
   plainText(): string {
     if (this.chunks.length > 1) this.chunks = [this.chunks.join('')];
-    return this.chunks[0] ?? '';
+    return (this.chunks[0] ?? '') + this.collapser.pendingText();
   }
 
   /** Replaces the plain run by an equivalent one (whose first ESC is at `firstSequence`, when known). */
   replacePlain(text: string, firstSequence = text.indexOf('\x1b')): void {
     this.chunks = text.length > 0 ? [text] : [];
-    this.plainLength = text.length;
+    this.chunkChars = text.length;
+    this.collapser.reset(); // `text` holds the open window's output, or replaces it
     this.firstSequence = firstSequence;
+    this.shortenAt = SHORTEN_HELD_AT_CHARS;
   }
 
   clear(): void {
@@ -299,15 +362,14 @@ class HeldOutput {
 
   /** Empties it and returns what it held, in stream order. */
   take(): { text: string; plainLength: number; firstSequence: number } {
-    const held = {
-      text: this.plainText() + this.open,
-      plainLength: this.plainLength,
-      firstSequence: this.firstSequence,
-    };
+    const plain = this.plainText();
+    const held = { text: plain + this.open, plainLength: plain.length, firstSequence: this.firstSequence };
     this.chunks = [];
-    this.plainLength = 0;
+    this.chunkChars = 0;
+    this.collapser.reset();
     this.firstSequence = -1;
     this.open = '';
+    this.shortenAt = SHORTEN_HELD_AT_CHARS;
     return held;
   }
 }
@@ -348,6 +410,8 @@ export class TerminalReplier {
    * through a write or a resize, and both clear it (it is read only while no write is active).
    */
   private skipLineFeeds: number | undefined;
+  /** The width held output is collapsed for (carriage-return-collapse.ts), 0 when it may not be; as above. */
+  private skipCollapseCols = 0;
   private skipStateKnown = false;
   private disposed = false;
   private idleWaiters: (() => void)[] = [];
@@ -356,6 +420,7 @@ export class TerminalReplier {
     charsFed: 0,
     charsParsed: 0,
     shortenedRuns: 0,
+    collapsedSegments: 0,
     discardedSequences: 0,
   };
 
@@ -409,7 +474,11 @@ export class TerminalReplier {
 
   /** A snapshot of the counters. */
   get stats(): TerminalReplierStats {
-    return { ...this.counters, discardedSequences: this.bound?.discardedSequences ?? 0 };
+    return {
+      ...this.counters,
+      collapsedSegments: this.held.collapsedSegments,
+      discardedSequences: this.bound?.discardedSequences ?? 0,
+    };
   }
 
   /**
@@ -475,7 +544,10 @@ export class TerminalReplier {
     }
     this.counters.charsFed += data.length;
     if (lineFeeds !== undefined && this.holdSuffixOf(data, lineFeeds)) return;
-    this.held.append(data, data.length, -1);
+    // The scan's counts show when there is nothing to collapse: at most one CR per line (a CRLF log, a
+    // `cat`) leaves no redraw, and such chunks then cost no search for CRs.
+    const redraws = lineFeeds === undefined || lineFeeds.crCount > lineFeeds.count + 1;
+    this.held.append(data, data.length, -1, redraws ? this.collapseCols : 0);
     // Held output past its bound is parsed by the next pump, as for chunks held through `feed`.
     if (!this.shortenHeld()) this.schedule();
   }
@@ -627,7 +699,7 @@ export class TerminalReplier {
       if (end < text.length && !this.scanner.openSequence) return false;
       this.queue.shift();
       this.queuedChars -= head.length;
-      this.held.append(text, end, this.scanner.firstSequence);
+      this.held.append(text, end, this.scanner.firstSequence, this.collapseCols);
       if (!this.shortenHeld()) return false;
     }
     return true;
@@ -638,7 +710,7 @@ export class TerminalReplier {
    * long to keep ({@link MAX_HELD_CHARS}) and must be written.
    */
   private shortenHeld(): boolean {
-    if (this.held.plainLength <= SHORTEN_HELD_AT_CHARS) return true;
+    if (this.held.plainLength <= this.held.shortenAt) return true;
     const lineFeeds = this.lineFeedsForSkip();
     if (lineFeeds === undefined) return this.held.plainLength <= MAX_HELD_CHARS;
     // Without sequences in the held run, its newest part alone may already hold the suffix to keep:
@@ -657,6 +729,11 @@ export class TerminalReplier {
       this.counters.shortenedRuns += 1;
       this.held.replacePlain(reduced);
     }
+    // Until the run grew by a quarter, the same search would find (nearly) the same: too few line feeds
+    // or no CR before them. Each held run is searched a few times at most, not once per chunk (and once
+    // more past the bound, before it is written).
+    const retryAt = Math.max(SHORTEN_HELD_AT_CHARS, this.held.plainLength * SHORTEN_RETRY_GROWTH);
+    this.held.shortenAt = Math.min(retryAt, MAX_HELD_CHARS);
     return this.held.plainLength <= MAX_HELD_CHARS;
   }
 
@@ -762,9 +839,27 @@ export class TerminalReplier {
   private lineFeedsForSkip(): number | undefined {
     if (!this.skipStateKnown) {
       this.skipLineFeeds = this.computeLineFeedsForSkip();
+      this.skipCollapseCols = this.skipLineFeeds === undefined ? 0 : this.computeCollapseCols();
       this.skipStateKnown = true;
     }
     return this.skipLineFeeds;
+  }
+
+  /** The width to collapse held output for, 0 when not allowed (read with {@link lineFeedsForSkip}). */
+  private get collapseCols(): number {
+    this.lineFeedsForSkip();
+    return this.skipCollapseCols;
+  }
+
+  /**
+   * The terminal width, or 0 when the preconditions of carriage-return-collapse.ts do not hold: insert
+   * mode on, or a character set other than the default one mapping printable ASCII.
+   */
+  private computeCollapseCols(): number {
+    const charsets = this.internals?.charsets;
+    if (charsets === undefined || charsets.charset !== undefined) return 0;
+    if (this.terminal.modes.insertMode) return 0;
+    return this.terminal.cols;
   }
 
   /** {@link lineFeedsForSkip}, read from the terminal. */
