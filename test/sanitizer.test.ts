@@ -111,7 +111,7 @@ function run(
       sanitizer.pushLineText(chunk, sink, kind === LineTextKind.Ascii, known);
     else if (routed === 'session') {
       // Not line text: styled line text (SGRs only) where it can, as the session routes it.
-      if (sanitizer.pushStyled(chunk, sink, lineFeeds)) sink.styledChunks += 1;
+      if (sanitizer.pushStyled(chunk, sink, lineFeeds) !== 'none') sink.styledChunks += 1;
     } else sanitizer.push(chunk, sink);
     expect(sanitizer.pendingLength).toBeLessThanOrEqual(maxPendingChars);
   }

@@ -7,12 +7,48 @@
 import xtermHeadless, { type Terminal } from '@xterm/headless';
 import fc from 'fast-check';
 import { spawn } from 'node-pty';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CarriageReturnCollapser } from '../src/worker/carriage-return-collapse.js';
 import { LineFeeds } from '../src/worker/line-feeds.js';
 import { LineTextKind, lineTextKind } from '../src/worker/line-text.js';
-import { lineFeedsToRefresh, PlainRunScanner, reducePlainRun } from '../src/worker/plain-text-skip.js';
+import {
+  holdsOnlyAdmittedSequences,
+  lineFeedsToRefresh,
+  PlainRunScanner,
+  reducePlainRun,
+} from '../src/worker/plain-text-skip.js';
+import { OutputSanitizer, type SanitizerSink } from '../src/worker/sanitizer.js';
 import { replierTerminalOptions, TerminalReplier } from '../src/worker/terminal-replier.js';
+
+/** A sanitizer sink that keeps nothing: the session's routing decision is all the tests need. */
+const DISCARDING_SINK: SanitizerSink = {
+  text: () => undefined,
+  newline: () => undefined,
+  rewriteLine: () => undefined,
+  textBlock: () => undefined,
+  osc: () => undefined,
+};
+
+/**
+ * Feeds `chunk` to `subject` the way the session routes it (session.ts `processOutput`): line text
+ * through `feedLineText` with the line feeds its scan found, styled line text (the sanitizer says the
+ * whole chunk went the styled way) through `feedStyledLineText`, the rest through `feed`.
+ */
+function feedAsSession(
+  subject: TerminalReplier,
+  chunk: string,
+  sanitizer: OutputSanitizer,
+  lineFeeds: LineFeeds,
+): void {
+  const kind = lineTextKind(chunk, lineFeeds);
+  if (kind !== LineTextKind.None) {
+    const known = lineFeeds.known;
+    sanitizer.pushLineText(chunk, DISCARDING_SINK, kind === LineTextKind.Ascii, known);
+    subject.feedLineText(chunk, known);
+  } else if (sanitizer.pushStyled(chunk, DISCARDING_SINK, lineFeeds) === 'whole') {
+    subject.feedStyledLineText(chunk);
+  } else subject.feed(chunk);
+}
 
 const CPR = '\x1b[6n';
 const DECXCPR = '\x1b[?6n';
@@ -239,6 +275,41 @@ describe('TerminalReplier idle signalling and batching', () => {
         expect(r.stats.shortenedRuns, name).toBeGreaterThan(flood.length / (128 * 1024));
       }
     }
+  });
+
+  it('holds a colored log routed as styled line text without a scan, and answers like a full parse', async () => {
+    const colors = ['\x1b[32m', '\x1b[1;33m', '\x1b[38;5;208m', '\x1b[2m'];
+    const flood = logLines(20_000)
+      .split('\r\n')
+      .map((line, i) => `${colors[i % colors.length]}${line.slice(0, 8)}\x1b[0m${line.slice(8)}`)
+      .join('\r\n');
+    const { replier: r, replies } = replier(160, 40);
+    const reference = referenceTerminal(160, 40);
+    const sanitizer = new OutputSanitizer({ maxPendingChars: 4096 });
+    const lineFeeds = new LineFeeds();
+    const scan = vi.spyOn(PlainRunScanner.prototype, 'scan');
+    for (let at = 0; at < flood.length; at += 4096) {
+      feedAsSession(r, flood.slice(at, at + 4096), sanitizer, lineFeeds);
+    }
+    const scannedChars = scan.mock.calls.reduce((sum, [text, from]) => sum + text.length - from, 0);
+    scan.mockRestore();
+    r.feed(`\x1b[0mtail${CPR}`);
+    await r.whenIdle();
+    await written(reference.terminal, `${flood}\x1b[0mtail${CPR}`);
+    expect(replies).toEqual(reference.replies);
+    expect(screenState(Reflect.get(r, 'terminal') as Terminal)).toEqual(screenState(reference.terminal));
+    expect(r.stats.charsParsed).toBeLessThan(flood.length / 20);
+    // Only the reads that cut an SGR in two are scanned (the sanitizer takes part of those the styled
+    // way, so the replier is fed them whole through `feed`).
+    expect(scannedChars).toBeLessThan(flood.length / 2);
+  });
+
+  it('admits a chunk as styled line text only when every sequence in it is one a plain run admits', () => {
+    expect(holdsOnlyAdmittedSequences('ok', -1)).toBe(true);
+    expect(holdsOnlyAdmittedSequences('a\x1b[1;31mb\x1b[0mc\x1b[Kd', 1)).toBe(true);
+    expect(holdsOnlyAdmittedSequences('a\x1b[1;31mb\x1b[38:2:1:2:3mc', 1)).toBe(false);
+    expect(holdsOnlyAdmittedSequences('a\x1b[31mb\x1b[2J', 1)).toBe(false);
+    expect(holdsOnlyAdmittedSequences('a\x1b[3', 1)).toBe(false); // cut off
   });
 
   it('collapses a `\\r` progress flood held back, parsing almost none of it, and answers like a full parse', async () => {
@@ -820,7 +891,10 @@ function screenState(terminal: Terminal): unknown {
   };
 }
 
-/** How the property feeds chunks: all through `feed`, line text through `feedLineText`, and that with line feeds. */
+/**
+ * How the property feeds chunks: all through `feed`; line text through `feedLineText`; and as the session
+ * routes them (line feeds known, styled line text through `feedStyledLineText`).
+ */
 const ROUTES = ['feed', 'lineText', 'session'] as const;
 
 describe('TerminalReplier differential property', () => {
@@ -850,6 +924,7 @@ describe('TerminalReplier differential property', () => {
           const replies: string[] = [];
           const subject = new TerminalReplier({ cols, rows, reply: (data) => replies.push(data) });
           const reference = createReference(cols, rows);
+          const sanitizer = new OutputSanitizer({ maxPendingChars: 1 << 16 });
           try {
             let cutIndex = 0;
             let pending: string[] = [];
@@ -873,9 +948,12 @@ describe('TerminalReplier differential property', () => {
                 at += size;
                 // Routed as the session does: line text through the fast entry (with the line feeds its
                 // scan found, for ASCII), the rest through feed.
-                const kind = route === 'feed' ? LineTextKind.None : lineTextKind(chunk, lineFeeds);
-                if (kind === LineTextKind.None) subject.feed(chunk);
-                else subject.feedLineText(chunk, route === 'session' ? lineFeeds.known : undefined);
+                if (route === 'session') feedAsSession(subject, chunk, sanitizer, lineFeeds);
+                else {
+                  const kind = route === 'feed' ? LineTextKind.None : lineTextKind(chunk, lineFeeds);
+                  if (kind === LineTextKind.None) subject.feed(chunk);
+                  else subject.feedLineText(chunk);
+                }
                 pending.push(chunk);
                 if (pause) await subject.whenIdle();
               }

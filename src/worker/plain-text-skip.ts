@@ -86,6 +86,20 @@ export class PlainRunScanner {
   }
 }
 
+/**
+ * Whether every ESC in `text` from `from` on (the index of its first ESC, or -1 for none) starts a
+ * complete sequence a plain run admits (SGR or EL). For text whose other characters are known to be
+ * plain, this decides the whole question with a hop from ESC to ESC instead of a scan of every character.
+ */
+export function holdsOnlyAdmittedSequences(text: string, from: number): boolean {
+  for (let at = from; at !== -1; ) {
+    const end = admittedSequenceEnd(text, at);
+    if (end < 0) return false;
+    at = text.indexOf('\x1b', end);
+  }
+  return true;
+}
+
 /** Line feeds a suffix must contain so every row on screen is rewritten (see the module comment). */
 export function lineFeedsToRefresh(rows: number, cursorY: number): number {
   return rows - 1 - cursorY + rows + 1;

@@ -69,6 +69,12 @@ export interface SanitizerSink {
   escape?(final: number): void;
 }
 
+/**
+ * How much of a chunk {@link OutputSanitizer.pushStyled} sent the styled way: `whole` means the chunk
+ * is line text once its SGRs are removed, every sequence in it complete.
+ */
+export type StyledRoute = 'none' | 'part' | 'whole';
+
 /** Options of {@link OutputSanitizer}. */
 export interface OutputSanitizerOptions {
   /** Most characters held back for an incomplete sequence (plus a trailing CR); the session passes `maxReadBytes`. */
@@ -353,12 +359,12 @@ export class OutputSanitizer {
    * chunk cut off ({@link finishSequence}) and holds the one this chunk cuts off ({@link cutOffStyleAt}),
    * so the rest still takes the styled route (a 4 KiB read of a colored log cuts one about every fifth
    * read, and both halves then went through the state machine whole). `lineFeeds` is the session's
-   * scanner (its positions are passed on). Returns true when the styled route was taken.
+   * scanner (its positions are passed on). Returns how much of the chunk took the styled route.
    */
-  pushStyled(chunk: string, sink: SanitizerSink, lineFeeds: LineFeeds): boolean {
+  pushStyled(chunk: string, sink: SanitizerSink, lineFeeds: LineFeeds): StyledRoute {
     const from = this.finishSequence(chunk, sink);
     const to = Math.max(from, cutOffStyleAt(chunk));
-    let styled = false;
+    let styled: StyledRoute = 'none';
     if (from < to) {
       const body = from === 0 && to === chunk.length ? chunk : chunk.slice(from, to);
       const plain = this.atGround ? withoutStyles(body) : undefined;
@@ -366,7 +372,7 @@ export class OutputSanitizer {
       if (plain === undefined || kind === LineTextKind.None) this.push(body, sink);
       else {
         this.pushStyledLineText(body, plain, sink, kind === LineTextKind.Ascii, lineFeeds.known);
-        styled = true;
+        styled = body === chunk ? 'whole' : 'part';
       }
     }
     if (to < chunk.length) this.push(chunk.slice(to), sink);

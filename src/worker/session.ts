@@ -657,8 +657,11 @@ export class SessionCore extends DisposableOwner {
       this.replier?.feedLineText(data, lineFeeds);
       this.sanitizer.pushLineText(data, this.sink, kind === LineTextKind.Ascii, lineFeeds);
     } else {
-      this.replier?.feed(data);
-      this.sanitizer.pushStyled(data, this.sink, this.lineFeeds);
+      // The sanitizer goes first here: when it finds the chunk to be styled line text, the replier
+      // need not scan it. (Both only see the chunk; the order between them changes nothing else.)
+      const route = this.sanitizer.pushStyled(data, this.sink, this.lineFeeds);
+      if (route === 'whole') this.replier?.feedStyledLineText(data);
+      else this.replier?.feed(data);
     }
     (this.active?.op ?? this.startup)?.endOfChunk(startedAt, data.length);
     this.limitBacklog();

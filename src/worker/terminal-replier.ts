@@ -39,7 +39,12 @@ import xtermHeadless, {
 } from '@xterm/headless';
 import { CarriageReturnCollapser } from './carriage-return-collapse.js';
 import type { LineFeeds } from './line-feeds.js';
-import { lineFeedsToRefresh, PlainRunScanner, reducePlainRun } from './plain-text-skip.js';
+import {
+  holdsOnlyAdmittedSequences,
+  lineFeedsToRefresh,
+  PlainRunScanner,
+  reducePlainRun,
+} from './plain-text-skip.js';
 import { StringSequenceBound } from './string-sequence-bound.js';
 
 /**
@@ -525,20 +530,7 @@ export class TerminalReplier {
    */
   feedLineText(data: string, lineFeeds?: LineFeeds): void {
     if (this.disposed || data.length === 0) return;
-    // Inside a string sequence (a long OSC's body is line text too), the bound decides what xterm sees.
-    if (this.bound !== undefined && !this.bound.atGround) {
-      this.feed(data);
-      return;
-    }
-    const idle =
-      !this.writing &&
-      this.scheduled === undefined &&
-      this.queue.length === 0 &&
-      this.carryAt >= this.carry.length &&
-      this.held.open === '';
-    // While output is held, the terminal has parsed nothing since the hold began (every write and
-    // resize takes the held output first), so the fast path's preconditions checked then still hold.
-    if (!idle || (this.held.isEmpty && this.lineFeedsForSkip() === undefined)) {
+    if (!this.mayHoldUnscanned()) {
       this.feed(data);
       return;
     }
@@ -550,6 +542,43 @@ export class TerminalReplier {
     this.held.append(data, data.length, -1, redraws ? this.collapseCols : 0);
     // Held output past its bound is parsed by the next pump, as for chunks held through `feed`.
     if (!this.shortenHeld()) this.schedule();
+  }
+
+  /**
+   * Same as {@link feedLineText} for styled line text: `data` is line text once its SGRs are removed
+   * (the session's sanitizer found so, `OutputSanitizer.pushStyled`), every sequence complete. Only its
+   * sequences need a look — each must be one a plain run admits, found by hopping from ESC to ESC —
+   * not every character (a colored log's scan cost the thread about a sixth of its time).
+   */
+  feedStyledLineText(data: string): void {
+    if (this.disposed || data.length === 0) return;
+    const firstSequence = data.indexOf('\x1b');
+    if (!this.mayHoldUnscanned() || !holdsOnlyAdmittedSequences(data, firstSequence)) {
+      this.feed(data);
+      return;
+    }
+    this.counters.charsFed += data.length;
+    this.held.append(data, data.length, firstSequence, this.collapseCols);
+    // Held output past its bound is parsed by the next pump, as for chunks held through `feed`.
+    if (!this.shortenHeld()) this.schedule();
+  }
+
+  /**
+   * Whether plain output checked by the session may join the held run without a scan here: the
+   * terminal is idle with nothing queued or held open, outside any string sequence, and the fast path
+   * applies (or output is held already: while it is, the terminal has parsed nothing since the hold
+   * began — every write and resize takes the held output first — so its preconditions still hold).
+   */
+  private mayHoldUnscanned(): boolean {
+    // Inside a string sequence (a long OSC's body is line text too), the bound decides what xterm sees.
+    if (this.bound !== undefined && !this.bound.atGround) return false;
+    const idle =
+      !this.writing &&
+      this.scheduled === undefined &&
+      this.queue.length === 0 &&
+      this.carryAt >= this.carry.length &&
+      this.held.open === '';
+    return idle && !(this.held.isEmpty && this.lineFeedsForSkip() === undefined);
   }
 
   /**
