@@ -600,6 +600,35 @@ describe('SendOperation races', () => {
     expect(result.viewport.split('\n')).toContain('hi');
   });
 
+  it('input written while the shell is on its way back to its prompt is not answered by that prompt', async () => {
+    // `terminal_signal SIGINT` ended a job and the next send wrote at once: the shell already owned the
+    // terminal again but had not printed its prompt (nothing was reading). That prompt, with the
+    // interrupted job's 130, arrives after the write boundary, and the shell blocks at it for a moment
+    // before the typed-ahead line reaches readline. It is not this input's prompt.
+    let current = sample(100, [thread(100, 'not_waiting', 5, 'wait4')]);
+    const op = newOp(fakeEnvironment({ current: () => current }), { text: 'echo done', submit: true });
+    await op.start();
+    osc(op, marker(130));
+    text(op, '$ ');
+    current = sample(100, [thread(100, 'waiting', 6, 'pselect6')]);
+    op.endOfChunk();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(op.settled).toBe(false);
+    // readline gets the line: echo, output, the next prompt.
+    current = sample(100, [thread(100, 'not_waiting', 7)]);
+    text(op, 'echo done');
+    newline(op);
+    text(op, 'done');
+    newline(op);
+    osc(op, marker(0));
+    text(op, '$ ');
+    current = sample(100, [thread(100, 'waiting', 9, 'pselect6')]);
+    op.endOfChunk();
+    const result = await op.done;
+    expect(result).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
+    expect(result.viewport.split('\n')).toContain('done');
+  });
+
   it('evidence from before the write is discarded at the write boundary', async () => {
     const current = sample(100, [thread(100, 'waiting', 1, 'pselect6')]);
     let release!: () => void;

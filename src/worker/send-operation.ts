@@ -315,14 +315,15 @@ export class SendOperation extends DisposableOwner {
     const atBoundary = this.env.sample();
     this.baseline = baselineOf(atBoundary);
     const shell = this.env.shell();
-    // Typed ahead: a job owns the terminal, so the shell reads this input only after it finishes. Not
-    // when that job is itself blocked reading the terminal (a REPL at its prompt): it reads the input
-    // now, as the shell would, and a line of it arrives in one piece. (Without this, every line sent to
-    // python3 or node paid PENDING_INPUT_CONFIRM_MS.)
-    const jobReadsNow = atBoundary?.members.some((m) => m.verdict === 'waiting' && m.outside !== true);
-    if (shell === undefined || (atBoundary?.tpgid !== shell.pgrp && jobReadsNow !== true)) {
-      this.inputMayBePending = true;
-    }
+    // Typed ahead: nothing in the foreground is reading the terminal now — a job owns it, or the shell
+    // does but is still on its way back to its prompt (a job just ended: after a SIGINT, the shell
+    // takes the terminal back before it prints its prompt) — so the input is read only later, and the
+    // prompt that comes first (the ended job's, with its status) is not this input's. Not when a
+    // process is blocked reading the terminal (the shell at its prompt, a REPL at its own): it reads
+    // the input now, and a line of it arrives in one piece. (Without that exception, every line sent
+    // to python3 or node paid PENDING_INPUT_CONFIRM_MS.)
+    const readsNow = atBoundary?.members.some((m) => m.verdict === 'waiting' && m.outside !== true);
+    if (shell === undefined || readsNow !== true) this.inputMayBePending = true;
     const data = this.options.submit ? `${this.options.text}\r` : this.options.text;
     if (data.length === 0) {
       this.beginWaiting();
