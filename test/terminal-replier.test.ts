@@ -652,6 +652,14 @@ describe('cursor-up frame collapse (each case fails if its check is removed)', (
     }
   });
 
+  it('collapses no frames when a write starts inside a sequence', async () => {
+    // The first write ends in `ESC [`; the next completes DECSTBM (rows 3–5, cursor homed above them):
+    // the first frame ends on row 3, inside the region, and the next climbs only to its top.
+    const run = await againstReference(10, 8, ['x\x1b[H\x1b[', `3;5r${frames(3, 3)}${CPR}`]);
+    expect(run.stats.collapsedFrames).toBe(0);
+    expect(run.subject).toEqual(run.reference);
+  });
+
   it('leaves frames alone that are cut between writes', async () => {
     const text = `x\r\n\r\n${frames(6, 2)}${CPR}`;
     const parts = Array.from({ length: Math.ceil(text.length / 9) }, (_, i) => text.slice(i * 9, i * 9 + 9));
