@@ -55,11 +55,19 @@ const MAX_COUNT_DIGITS = 4;
 /** A frame line's text: printable ASCII. */
 const LINE_TEXT = /[\x20-\x7e]*/y;
 
+/** {@link FrameCollapser.frameEnd}'s answer for a frame start cut off at the end of the input. */
+const CUT_OFF = -2;
+
 /** Replaces runs of consecutive cursor-up frames in a write's input by their last frame. */
 export class FrameCollapser {
   /** Frames dropped so far (for the replier's stats). */
   collapsedFrames = 0;
   private readonly scanner = new PlainRunScanner();
+  /**
+   * Where the output of the last {@link collapse} ends: its `to`, or the start of a frame that the text
+   * cuts off there (when anything precedes it), which is better written with the output that completes it.
+   */
+  end = 0;
   /** The CUU count of the frame the last {@link frameEnd} matched. */
   private count = 0;
 
@@ -71,8 +79,10 @@ export class FrameCollapser {
     const pieces: string[] = [];
     let emitted = from; // text[emitted, …) is not output yet
     let at = from;
+    this.end = to;
     while (at < to) {
       let end = this.frameEnd(text, at, to, rows, cols);
+      if (end === CUT_OFF && at > from) this.end = at;
       if (end < 0) {
         const runEnd = this.scanner.scan(text, at);
         if (runEnd === at) break; // neither a frame nor plain: the terminal's state after it is unknown
@@ -93,14 +103,19 @@ export class FrameCollapser {
       }
       at = end;
     }
-    if (emitted === from) return text.slice(from, to);
-    pieces.push(text.slice(emitted, to));
+    if (emitted === from) return text.slice(from, this.end);
+    pieces.push(text.slice(emitted, this.end));
     return pieces.join('');
   }
 
-  /** End of the frame that starts at `at` and ends by `to`, or -1; sets {@link count}. */
+  /**
+   * End of the frame that starts at `at` and ends by `to`, -1 if none does, {@link CUT_OFF} if `to` cuts
+   * off what may still become one; sets {@link count}.
+   */
   private frameEnd(text: string, at: number, to: number, rows: number, cols: number): number {
-    if (text.charCodeAt(at) !== ESC || text.charCodeAt(at + 1) !== LEFT_BRACKET) return -1;
+    if (text.charCodeAt(at) !== ESC) return -1;
+    if (at + 1 >= to) return CUT_OFF;
+    if (text.charCodeAt(at + 1) !== LEFT_BRACKET) return -1;
     let p = at + 2;
     let count = 0;
     for (let code = text.charCodeAt(p); code >= DIGIT_ZERO && code <= DIGIT_NINE; code = text.charCodeAt(p)) {
@@ -108,23 +123,27 @@ export class FrameCollapser {
       count = count * 10 + code - DIGIT_ZERO;
       p += 1;
     }
+    if (p >= to) return CUT_OFF;
     if (text.charCodeAt(p) !== LETTER_A) return -1;
     p += 1;
     if (count === 0) count = 1;
     if (count >= rows) return -1;
     for (let line = 0; line < count; line++) {
+      // Past `to`, the text may hold anything (or nothing): a frame cut off there is not matched.
+      if (p + ERASE_LINE.length + 1 > to) return CUT_OFF;
       if (text.charCodeAt(p) === CR && text.startsWith(ERASE_LINE, p + 1)) p += 1 + ERASE_LINE.length;
       else if (text.startsWith(ERASE_LINE, p) && text.charCodeAt(p + ERASE_LINE.length) === CR)
         p += ERASE_LINE.length + 1;
       else return -1;
       LINE_TEXT.lastIndex = p;
       LINE_TEXT.test(text);
-      if (LINE_TEXT.lastIndex - p >= cols) return -1;
-      p = LINE_TEXT.lastIndex;
-      if (text.charCodeAt(p) === CR) p += 1;
+      const textEnd = Math.min(LINE_TEXT.lastIndex, to);
+      if (textEnd - p >= cols) return -1;
+      p = textEnd;
+      if (p < to && text.charCodeAt(p) === CR) p += 1;
+      if (p >= to) return CUT_OFF;
       if (text.charCodeAt(p) !== LF) return -1;
       p += 1;
-      if (p > to) return -1;
     }
     this.count = count;
     return p;

@@ -365,6 +365,11 @@ class HeldOutput {
     this.shortenAt = SHORTEN_HELD_AT_CHARS;
   }
 
+  /** Holds `text`, the start of output that cannot reply yet, open in front of the next (when empty). */
+  holdOpen(text: string): void {
+    this.open = text;
+  }
+
   clear(): void {
     this.take();
   }
@@ -819,13 +824,16 @@ export class TerminalReplier {
         cursor = runEnd;
       }
     }
-    const stop = this.writeEnd(text, from, cursor);
+    let stop = this.writeEnd(text, from, cursor);
     // The terminal reaches `cursor` in the state it has now (the leading plain run changes no mode).
-    const frameCols = this.skipFrameCols;
-    input +=
-      frameCols > 0
-        ? this.frames.collapse(text, cursor, stop, this.terminal.rows, frameCols)
-        : text.slice(cursor, stop);
+    if (this.skipFrameCols > 0) {
+      input += this.frames.collapse(text, cursor, stop, this.terminal.rows, this.skipFrameCols);
+      if (this.frames.end < stop && stop === text.length && this.held.isEmpty) {
+        // A frame cut off at the end of the batch is held open (as a cut-off sequence is: it cannot reply
+        // until more output completes it) and planned with that output, so its run can collapse on.
+        this.held.holdOpen(text.slice(this.frames.end));
+      } else stop = this.frames.end;
+    } else input += text.slice(cursor, stop);
     if (stop >= text.length) {
       this.carry = '';
       this.carryAt = 0;
