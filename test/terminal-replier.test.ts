@@ -563,6 +563,164 @@ describe('TerminalReplier with a real process', () => {
   });
 });
 
+/**
+ * A cursor-up frame (cursor-up-frame-collapse.ts): `ESC [ n A`, then each text on its own erased line.
+ * `prefix` opens each line (`\r ESC[2K` or `ESC[2K \r`), `end` closes it (`\r\n` or `\n`).
+ */
+function frame(texts: string[], prefix = '\r\x1b[2K', end = '\r\n', up = `\x1b[${texts.length}A`): string {
+  return up + texts.map((text) => `${prefix}${text}${end}`).join('');
+}
+
+/** `count` frames of `layers` lines as the `cursorUp` benchmark workload draws them, `width` wide at most. */
+function cursorUpFrames(count: number, layers: number, width: number): string {
+  let text = '';
+  for (let i = 0; i < count; i++) {
+    const texts = Array.from({ length: layers }, (_, k) =>
+      `${k}: ${'='.repeat(i % 40)}> ${(i * (k + 3)) % 200}MB`.slice(0, width),
+    );
+    text += i % 60 === 0 ? `${texts.join('\r\n')}\r\n` : frame(texts);
+  }
+  return text;
+}
+
+describe('cursor-up frame collapse (each case fails if its check is removed)', () => {
+  const texts = (i: number, n: number): string[] => Array.from({ length: n }, (_, k) => `f${i} l${k}`);
+  const frames = (count: number, n: number, prefix?: string, end?: string): string =>
+    Array.from({ length: count }, (_, i) => frame(texts(i, n), prefix, end)).join('');
+
+  it('replaces consecutive frames by the last one, in each admitted form', async () => {
+    for (const [prefix, end] of [
+      ['\r\x1b[2K', '\r\n'],
+      ['\x1b[2K\r', '\r\n'],
+      ['\r\x1b[2K', '\n'],
+    ]) {
+      const start = `\x1b[44m${lines(0, 6)}\r\n`; // a background: erased cells carry it
+      const run = await againstReference(12, 8, [start, `${frames(20, 3, prefix, end)}tail${CPR}`]);
+      expect(run.stats.collapsedFrames).toBe(19);
+      expect(run.subject).toEqual(run.reference);
+    }
+    // `ESC[A` moves up one line; frames with another count start a run of their own.
+    const one = frame(['a'], '\r\x1b[2K', '\r\n', '\x1b[A');
+    const run = await againstReference(12, 8, ['x\r\n', `${one}${one}${one}${frames(3, 2)}${CPR}`]);
+    expect(run.stats.collapsedFrames).toBe(4);
+    expect(run.subject).toEqual(run.reference);
+  });
+
+  it('collapses frames near the top, where the cursor-up stops at the first row', async () => {
+    // The cursor starts on row 1: every frame of 4 climbs to row 0 and ends lower than it started.
+    const run = await againstReference(12, 8, ['\x1b[2;1H', `${frames(5, 4)}${CPR}`]);
+    expect(run.stats.collapsedFrames).toBe(4);
+    expect(run.subject).toEqual(run.reference);
+    expect(run.reference.replies).toEqual(['\x1b[5;1R']);
+  });
+
+  it('leaves frames as tall as the screen alone', async () => {
+    // An alternate screen entered after a shrink keeps the larger ring, which grows per scrolled line.
+    const parts = [{ cols: 12, rows: 2 }, '\x1b[?1049h', `${frames(3, 2)}${frames(3, 3)}${CPR}`];
+    const run = await againstReference(12, 4, parts);
+    expect(run.stats.collapsedFrames).toBe(0);
+    expect(run.subject).toEqual(run.reference);
+  });
+
+  it('leaves frames alone whose lines are the screen width or wider', async () => {
+    const wide = (width: number): string =>
+      Array.from({ length: 4 }, (_, i) => frame([`${i}`.repeat(width), `${i}`.repeat(width)])).join('');
+    for (const width of [8, 9]) {
+      const run = await againstReference(8, 6, ['x\r\n\r\n\r\n', `${wide(width)}${CPR}`]);
+      expect(run.stats.collapsedFrames).toBe(0);
+      expect(run.subject).toEqual(run.reference);
+    }
+  });
+
+  it('leaves frames alone that hold another sequence, and stops looking after one', async () => {
+    // A background set inside a frame colors the next frame's erased cells.
+    const colored = frame(['a\x1b[41m', 'b']);
+    const run = await againstReference(10, 6, ['x\r\n\r\n', `${colored}${frames(3, 2)}${CPR}`]);
+    expect(run.stats.collapsedFrames).toBe(0);
+    expect(run.subject).toEqual(run.reference);
+    // After a sequence that changes the state (a scroll region here), frames are not collapsed.
+    const region = await againstReference(10, 6, ['x\r\n\r\n', `\x1b[1;3r\x1b[4;1H${frames(3, 2)}${CPR}`]);
+    expect(region.stats.collapsedFrames).toBe(0);
+    expect(region.subject).toEqual(region.reference);
+  });
+
+  it('collapses no frames under a scroll region, in insert mode or another character set', async () => {
+    for (const mode of ['\x1b[1;5r\x1b[5;1H', '\x1b[4h', '\x1b(0']) {
+      const run = await againstReference(10, 6, ['ab\r\nc\r\nd\r\n', mode, `${frames(4, 2)}${CPR}`]);
+      expect(run.stats.collapsedFrames, JSON.stringify(mode)).toBe(0);
+      expect(run.subject, JSON.stringify(mode)).toEqual(run.reference);
+    }
+  });
+
+  it('collapses no frames when a write starts inside a sequence', async () => {
+    // The first write ends in `ESC [`; the next completes DECSTBM (rows 3–5, cursor homed above them):
+    // the first frame ends on row 3, inside the region, and the next climbs only to its top.
+    const run = await againstReference(10, 8, ['x\x1b[H\x1b[', `3;5r${frames(3, 3)}${CPR}`]);
+    expect(run.stats.collapsedFrames).toBe(0);
+    expect(run.subject).toEqual(run.reference);
+  });
+
+  it('holds a frame cut off at the end of a batch open and collapses it with the output after it', async () => {
+    const sixth = frame(texts(5, 2));
+    const half = sixth.length >> 1;
+    const parts = [
+      'x\r\n\r\n',
+      frames(5, 2) + sixth.slice(0, half),
+      `${sixth.slice(half)}${frames(3, 2)}${CPR}`,
+    ];
+    const run = await againstReference(10, 6, parts);
+    expect(run.stats.collapsedFrames).toBe(4 + 3);
+    expect(run.subject).toEqual(run.reference);
+    // Held open, a cut-off `ESC [ 6` becomes a query with the next output; the screen and a resize parse it.
+    const query = await againstReference(10, 6, ['x\r\n\r\n', `${frames(3, 2)}\x1b[6`, 'n']);
+    expect(query.subject).toEqual(query.reference);
+    expect(query.reference.replies).toEqual(['\x1b[3;1R']);
+    const { replier: r } = replier(10, 6);
+    const reference = referenceTerminal(10, 6);
+    const cut = `x\r\n\r\n${frames(3, 2)}${sixth.slice(0, half)}`;
+    r.feed(cut);
+    await r.whenIdle();
+    expect(r.stats.charsParsed).toBeLessThan(cut.length - half);
+    const screen = await r.renderedScreen();
+    await written(reference.terminal, cut);
+    const { cursorX, cursorY } = reference.terminal.buffer.active;
+    expect(screen?.cursor).toEqual({ row: cursorY, col: cursorX });
+    expect(screenState(Reflect.get(r, 'terminal') as Terminal)).toEqual(screenState(reference.terminal));
+  });
+
+  it('leaves frames alone that are cut between writes', async () => {
+    const text = `x\r\n\r\n${frames(6, 2)}${CPR}`;
+    const parts = Array.from({ length: Math.ceil(text.length / 9) }, (_, i) => text.slice(i * 9, i * 9 + 9));
+    const run = await againstReference(10, 6, parts);
+    expect(run.stats.collapsedFrames).toBe(0);
+    expect(run.subject).toEqual(run.reference);
+  });
+
+  it('collapses a cursor-up progress flood, parsing a small part of it, and answers like a full parse', async () => {
+    const flood = cursorUpFrames(12_000, 6, 100); // ~6 MB
+    const lineFeeds = new LineFeeds();
+    for (const route of ['feed', 'session'] as const) {
+      const { replier: r, replies } = replier(120, 30);
+      const reference = referenceTerminal(120, 30);
+      const sanitizer = new OutputSanitizer({ maxPendingChars: 1 << 16 });
+      for (let at = 0; at < flood.length; at += 65536) {
+        const chunk = flood.slice(at, at + 65536);
+        if (route === 'feed') r.feed(chunk);
+        else feedAsSession(r, chunk, sanitizer, lineFeeds);
+      }
+      r.feed(`tail${CPR}`);
+      await r.whenIdle();
+      await written(reference.terminal, `${flood}tail${CPR}`);
+      expect(replies, route).toEqual(reference.replies);
+      expect(screenState(Reflect.get(r, 'terminal') as Terminal), route).toEqual(
+        screenState(reference.terminal),
+      );
+      expect(r.stats.collapsedFrames, route).toBeGreaterThan(10_000);
+      expect(r.stats.charsParsed, route).toBeLessThan(flood.length / 20);
+    }
+  });
+});
+
 describe('plain-text skip', () => {
   it('a plain run admits SGR and EL and stops at any other control', () => {
     const scanner = new PlainRunScanner();
@@ -821,8 +979,49 @@ const redrawnLines = (cols: number): fc.Arbitrary<string> =>
       { minLength: 1, maxLength: 20 },
     )
     .map((lines) => lines.join(''));
+/**
+ * Cursor-up frames for a `cols`-wide terminal (cursor-up-frame-collapse.ts): runs of frames with one
+ * count, lines around `cols` wide, in each admitted form, now and then broken by another piece.
+ */
+const cursorUpStream = (cols: number): fc.Arbitrary<string> =>
+  fc
+    .tuple(
+      fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 0, max: 3 }) }, fc.integer({ min: 4, max: 10 })),
+      fc.constantFrom('\r\x1b[2K', '\x1b[2K\r', '\r\x1b[K', '\x1b[2K'),
+      fc.constantFrom('\r\n', '\n', '\r'),
+      fc.array(
+        fc.oneof(
+          {
+            weight: 8,
+            arbitrary: fc.string({ unit: fc.constantFrom(...'abc #.-'), maxLength: cols - 1 }),
+          },
+          { weight: 2, arbitrary: redrawSegment(cols).filter((text) => !text.includes('\x1b[')) },
+          { weight: 1, arbitrary: textPiece },
+        ),
+        { minLength: 1, maxLength: 120 },
+      ),
+      fc.array(fc.oneof({ weight: 6, arbitrary: fc.constant('') }, { weight: 1, arbitrary: textPiece }), {
+        maxLength: 20,
+      }),
+    )
+    .map(([count, prefix, end, texts, breaks]) => {
+      const n = Math.max(1, count);
+      const up = count === 0 ? '\x1b[A' : `\x1b[${count}A`;
+      let out = '';
+      for (let at = 0, index = 0; at < texts.length; at += n, index++) {
+        out +=
+          up +
+          texts
+            .slice(at, at + n)
+            .map((text) => `${prefix}${text}${end}`)
+            .join('');
+        out += breaks[index % Math.max(1, breaks.length)] ?? '';
+      }
+      return out;
+    });
 const opFor = (cols: number): fc.Arbitrary<Op> =>
   fc.oneof(
+    { weight: 6, arbitrary: cursorUpStream(cols).map((data) => ({ kind: 'data' as const, data })) },
     { weight: 6, arbitrary: flood.map((data) => ({ kind: 'data' as const, data })) },
     { weight: 5, arbitrary: redrawnLines(cols).map((data) => ({ kind: 'data' as const, data })) },
     { weight: 3, arbitrary: plainLine.map((data) => ({ kind: 'data' as const, data })) },
@@ -904,6 +1103,7 @@ describe('TerminalReplier differential property', () => {
     let parsed = 0;
     let shortened = 0;
     let collapsed = 0;
+    let frames = 0;
     await fc.assert(
       fc.asyncProperty(
         scenario,
@@ -968,6 +1168,7 @@ describe('TerminalReplier differential property', () => {
             parsed += subject.stats.charsParsed;
             shortened += subject.stats.shortenedRuns;
             collapsed += subject.stats.collapsedSegments;
+            frames += subject.stats.collapsedFrames;
           } finally {
             subject.dispose();
             reference.terminal.dispose();
@@ -980,6 +1181,7 @@ describe('TerminalReplier differential property', () => {
     // The property must have exercised the fast path, not only the full parse.
     expect(shortened).toBeGreaterThan(100);
     expect(collapsed).toBeGreaterThan(1000);
+    expect(frames).toBeGreaterThan(20);
     expect(parsed).toBeLessThan(fed * 0.9);
   });
 });

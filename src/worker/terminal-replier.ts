@@ -18,7 +18,8 @@
  * (line-text.ts), which the session has already checked, joins the held run through `feedLineText`
  * without a scan of its own: a `cat` flood costs no parsing and no scanning here. As it is held, a
  * line's `\r` redraws (a progress bar) are collapsed to their overlay (carriage-return-collapse.ts),
- * so such lines stay short enough for the suffix to be held too.
+ * so such lines stay short enough for the suffix to be held too. In what is written, runs of
+ * cursor-up frames (multi-line progress, cursor-up-frame-collapse.ts) are replaced by their last frame.
  *
  * Bounds: string sequences (OSC, DCS, SOS/PM/APC) longer than {@link MAX_STRING_SEQUENCE_CHARS} are
  * cancelled before xterm sees them (string-sequence-bound.ts); xterm would otherwise collect up to 10
@@ -38,6 +39,7 @@ import xtermHeadless, {
   type Terminal,
 } from '@xterm/headless';
 import { CarriageReturnCollapser } from './carriage-return-collapse.js';
+import { FrameCollapser } from './cursor-up-frame-collapse.js';
 import type { LineFeeds } from './line-feeds.js';
 import {
   holdsOnlyAdmittedSequences,
@@ -184,6 +186,8 @@ export interface TerminalReplierStats {
   shortenedRuns: number;
   /** Carriage-return redraws (segments of a line) the fast path replaced by their overlay. */
   collapsedSegments: number;
+  /** Cursor-up frames the fast path dropped (each followed by another that redraws the same rows). */
+  collapsedFrames: number;
   /** String sequences cancelled for length before xterm saw them. */
   discardedSequences: number;
 }
@@ -361,6 +365,11 @@ class HeldOutput {
     this.shortenAt = SHORTEN_HELD_AT_CHARS;
   }
 
+  /** Holds `text`, the start of output that cannot reply yet, open in front of the next (when empty). */
+  holdOpen(text: string): void {
+    this.open = text;
+  }
+
   clear(): void {
     this.take();
   }
@@ -384,6 +393,7 @@ export class TerminalReplier {
   private readonly terminal: Terminal;
   private readonly internals: XtermInternals | undefined;
   private readonly scanner = new PlainRunScanner();
+  private readonly frames = new FrameCollapser();
   private readonly replyTo: (data: string, markersBefore: number) => void;
   /** Cancels overlong string sequences; undefined when xterm's table was not found (xterm's own 10M bound applies). */
   private readonly bound: StringSequenceBound | undefined;
@@ -417,6 +427,8 @@ export class TerminalReplier {
   private skipLineFeeds: number | undefined;
   /** The width held output is collapsed for (carriage-return-collapse.ts), 0 when it may not be; as above. */
   private skipCollapseCols = 0;
+  /** The width frames are collapsed for (cursor-up-frame-collapse.ts), 0 when they may not be; as above. */
+  private skipFrameCols = 0;
   private skipStateKnown = false;
   private disposed = false;
   private idleWaiters: (() => void)[] = [];
@@ -426,6 +438,7 @@ export class TerminalReplier {
     charsParsed: 0,
     shortenedRuns: 0,
     collapsedSegments: 0,
+    collapsedFrames: 0,
     discardedSequences: 0,
   };
 
@@ -482,6 +495,7 @@ export class TerminalReplier {
     return {
       ...this.counters,
       collapsedSegments: this.held.collapsedSegments,
+      collapsedFrames: this.frames.collapsedFrames,
       discardedSequences: this.bound?.discardedSequences ?? 0,
     };
   }
@@ -810,8 +824,16 @@ export class TerminalReplier {
         cursor = runEnd;
       }
     }
-    const stop = this.writeEnd(text, from, cursor);
-    input += text.slice(cursor, stop);
+    let stop = this.writeEnd(text, from, cursor);
+    // The terminal reaches `cursor` in the state it has now (the leading plain run changes no mode).
+    if (this.skipFrameCols > 0) {
+      input += this.frames.collapse(text, cursor, stop, this.terminal.rows, this.skipFrameCols);
+      if (this.frames.end < stop && stop === text.length && this.held.isEmpty) {
+        // A frame cut off at the end of the batch is held open (as a cut-off sequence is: it cannot reply
+        // until more output completes it) and planned with that output, so its run can collapse on.
+        this.held.holdOpen(text.slice(this.frames.end));
+      } else stop = this.frames.end;
+    } else input += text.slice(cursor, stop);
     if (stop >= text.length) {
       this.carry = '';
       this.carryAt = 0;
@@ -869,6 +891,7 @@ export class TerminalReplier {
     if (!this.skipStateKnown) {
       this.skipLineFeeds = this.computeLineFeedsForSkip();
       this.skipCollapseCols = this.skipLineFeeds === undefined ? 0 : this.computeCollapseCols();
+      this.skipFrameCols = this.computeFrameCols();
       this.skipStateKnown = true;
     }
     return this.skipLineFeeds;
@@ -887,6 +910,20 @@ export class TerminalReplier {
   private computeCollapseCols(): number {
     const charsets = this.internals?.charsets;
     if (charsets === undefined || charsets.charset !== undefined) return 0;
+    if (this.terminal.modes.insertMode) return 0;
+    return this.terminal.cols;
+  }
+
+  /**
+   * The terminal width, or 0 when the preconditions of cursor-up-frame-collapse.ts do not hold: parser
+   * outside GROUND, a scroll region, insert mode on, or a character set other than the default one.
+   */
+  private computeFrameCols(): number {
+    const internals = this.internals;
+    if (internals === undefined || internals.parser.currentState !== PARSER_GROUND) return 0;
+    const active = internals.buffers.active;
+    if (active.scrollTop !== 0 || active.scrollBottom !== this.terminal.rows - 1) return 0;
+    if (internals.charsets === undefined || internals.charsets.charset !== undefined) return 0;
     if (this.terminal.modes.insertMode) return 0;
     return this.terminal.cols;
   }
