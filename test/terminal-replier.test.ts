@@ -1205,7 +1205,12 @@ describe('TerminalReplier bounds', () => {
   const bodyChar = fc.constantFrom('a', 'Z', '0', ';', ' ', '\x01', '\x7f', 'r', 'q', '"');
   const stringSequence: fc.Arbitrary<StringSequence> = fc
     .tuple(fc.constantFrom(...introducers), fc.array(bodyChar, { maxLength: 3 * BOUND }), fc.nat())
-    .map(([introducer, body, pick]) => {
+    .map(([introducer, anyBody, pick]) => {
+      // xterm 6 itself answers a DECRQSS whose body holds a DEL differently depending on how the input
+      // is split (fed whole, `ESC P $ q r DEL ESC \` reports an invalid request; with the DEL in a write
+      // of its own, the margins), so the subject, fed in pieces, could not agree with a reference fed
+      // whole. DCS bodies leave DEL out; the other strings keep it.
+      const body = introducer.text.startsWith('\x1bP') ? anyBody.filter((c) => c !== '\x7f') : anyBody;
       const terminator = introducer.terminators[pick % introducer.terminators.length]!;
       // What follows the ESC or C1 introducer counts (for `ESC P $ q`: `$q` and the body).
       const counted = introducer.text.length - (introducer.text.startsWith('\x1b') ? 2 : 1) + body.length;
