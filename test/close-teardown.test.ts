@@ -345,6 +345,49 @@ describe.runIf(process.platform === 'linux')('close leaves nothing alive', () =>
     await session.close();
   });
 
+  it('every call made while a close finishes settles: none waits on the closed port', async () => {
+    // The engine thread closes the session's port once the close is done; a call that reached it
+    // after that was never answered (7 of 10 rounds left one hanging before the host raced its calls
+    // against the session's task).
+    const engine = await testEngine();
+    for (let round = 0; round < 5; round++) {
+      const session = await engine.spawn({ cwd });
+      let closed = false;
+      const closing = session.close().finally(() => {
+        closed = true;
+      });
+      const calls: Promise<unknown>[] = [];
+      while (!closed) {
+        calls.push(session.status().catch((error: unknown) => error));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      calls.push(session.startSend({ text: 'echo late' }).done.catch((error: unknown) => error));
+      let timer: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([
+        Promise.all(calls).then(() => 'all settled'),
+        new Promise((resolve) => {
+          timer = setTimeout(() => resolve('a call hangs'), 2_000);
+        }),
+      ]);
+      clearTimeout(timer);
+      expect(outcome).toBe('all settled');
+      await closing;
+    }
+  });
+
+  it('a send to a session whose shell exited is refused with SESSION_CLOSED; its output stays readable', async () => {
+    const engine = await testEngine();
+    const session = await engine.spawn({ cwd });
+    expect((await session.startSend({ text: 'echo bye-$((6*7)); exit 3' }).done).waitReason).toBe(
+      'session_exit',
+    );
+    await expect(session.startSend({ text: 'echo hi' }).done).rejects.toMatchObject({
+      code: 'SESSION_CLOSED',
+    });
+    expect((await session.read()).text.split('\n')).toContain('bye-42');
+    await session.close();
+  });
+
   it('a send in flight settles session_exit; signals and sends during and after close are refused', async () => {
     const engine = await testEngine({ disposeGraceMs: LONG_GRACE_MS });
     const session = await engine.spawn({ cwd });

@@ -66,6 +66,14 @@ export class ThreadSession implements TerminalSession {
 
   private readonly proxy: Comlink.Remote<SessionThreadApi>;
   private readonly death: Promise<never>;
+  /**
+   * Rejects with SESSION_CLOSED once the session's control port is closed. The engine thread closes its
+   * end when the session is done, and Comlink never answers a call that reaches a closed port: a call
+   * made while a close was finishing (a send right after `close()` began, before its reply came back)
+   * hung forever. Every reply the thread sent comes before the port's `close` event (one port, in
+   * order); the task's result travels on another port and can overtake them, so it is no signal here.
+   */
+  private readonly finished: Promise<never>;
   private readonly listeners = new Set<(chunk: OutputChunk) => void>();
   private readonly liveOutput: LiveOutputReceiver;
   private nextSendId = 1;
@@ -87,6 +95,17 @@ export class ThreadSession implements TerminalSession {
     );
     parts.dataPort.unref(); // live output alone must not keep the host alive
     void parts.death.catch(() => this.release());
+    // Once closed, and once the task has ended normally: a thread that died closes its ports too, and
+    // then `death` gives the verdict (ENGINE_THREAD_DIED), never this.
+    this.finished = new Promise<never>((_, reject) => {
+      parts.controlPort.once('close', () => {
+        parts.taskDone.then(
+          () => reject(new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`)),
+          () => undefined,
+        );
+      });
+    });
+    this.finished.catch(() => undefined);
   }
 
   startSend(request: SendRequest): SendOperation {
@@ -170,7 +189,15 @@ export class ThreadSession implements TerminalSession {
 
   close(reason = 'closed'): Promise<SessionOutcome> {
     this.closeCall ??= (async () => {
-      const outcome = await this.call(() => this.proxy.close(reason));
+      if (this.closed) throw new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`);
+      // The task's result is the close's outcome too: a session that already ended on its own has
+      // closed its port, and this close is then answered by the task. (A task that failed leaves the
+      // verdict to `death`.)
+      const taskOutcome = this.parts.taskDone.then(
+        (outcome) => outcome as SessionOutcome,
+        () => new Promise<never>(() => undefined),
+      );
+      const outcome = await raceDeath(Promise.race([this.proxy.close(reason), taskOutcome]), this.death);
       // The task resolves right after close(); waiting for it means the thread holds nothing of ours.
       await raceDeath(this.parts.taskDone, this.death).catch(() => undefined);
       this.closed = true;
@@ -187,7 +214,7 @@ export class ThreadSession implements TerminalSession {
     if (this.closed) {
       return Promise.reject(new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`));
     }
-    return raceDeath(invoke(), this.death);
+    return Promise.race([invoke(), this.death, this.finished]);
   }
 
   private readonly deliverLiveOutput = (chunk: OutputChunk): void => {

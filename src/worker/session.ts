@@ -427,6 +427,13 @@ export class SessionCore extends DisposableOwner {
    */
   startSend(id: number, request: SendSpec): void {
     this.assertOpen();
+    // Nothing would read the input or print a prompt: the send could only run into its wait bound.
+    if (this.exitStatus.kind === 'exited') {
+      throw new TerminalError(
+        'SESSION_CLOSED',
+        'the shell has exited; its output stays readable until close',
+      );
+    }
     const plan = planSend(request, this.spec.config);
     const keys = request.keys;
     if (keys !== undefined) {
