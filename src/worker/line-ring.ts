@@ -24,6 +24,8 @@ import type { ReadResult } from '../shared/types.js';
 import type { LineFeeds } from './line-feeds.js';
 import type { SanitizerSink } from './sanitizer.js';
 
+/** A character beyond ASCII (its UTF-8 takes more than one byte). */
+const BEYOND_ASCII = /[\u0080-\uffff]/;
 /** Lines a page holds when the request names no count (SPEC §4.3). */
 export const DEFAULT_READ_COUNT = 500;
 
@@ -240,7 +242,9 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
       this.text(block);
       return;
     }
-    const isAscii = ascii || Buffer.byteLength(block, 'utf8') === block.length;
+    // A search for the first character beyond ASCII stops early in text that has them (where the UTF-8
+    // length would have been computed over the whole block for nothing).
+    const isAscii = ascii || !BEYOND_ASCII.test(block);
     // The common case, one read of a flood: the whole block is one run that continues the open line.
     if (isAscii && !this.openTrimmed && this.openBytes() + block.length <= this.runLimit()) {
       this.appendRun(block, 0, block.length, true, lineFeeds);
