@@ -74,6 +74,8 @@ export class ThreadSession implements TerminalSession {
    * order); the task's result travels on another port and can overtake them, so it is no signal here.
    */
   private readonly finished: Promise<never>;
+  /** Resolves once the session's control port is closed (by either thread). */
+  private readonly portClosed: Promise<void>;
   private readonly listeners = new Set<(chunk: OutputChunk) => void>();
   private readonly liveOutput: LiveOutputReceiver;
   private nextSendId = 1;
@@ -95,16 +97,15 @@ export class ThreadSession implements TerminalSession {
     );
     parts.dataPort.unref(); // live output alone must not keep the host alive
     void parts.death.catch(() => this.release());
+    this.portClosed = new Promise<void>((resolve) => parts.controlPort.once('close', () => resolve()));
     // Once closed, and once the task has ended normally: a thread that died closes its ports too, and
     // then `death` gives the verdict (ENGINE_THREAD_DIED), never this.
-    this.finished = new Promise<never>((_, reject) => {
-      parts.controlPort.once('close', () => {
-        parts.taskDone.then(
-          () => reject(new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`)),
-          () => undefined,
-        );
-      });
-    });
+    this.finished = this.portClosed.then(() =>
+      parts.taskDone.then(
+        () => Promise.reject(new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`)),
+        () => new Promise<never>(() => undefined),
+      ),
+    );
     this.finished.catch(() => undefined);
   }
 
@@ -190,12 +191,15 @@ export class ThreadSession implements TerminalSession {
   close(reason = 'closed'): Promise<SessionOutcome> {
     this.closeCall ??= (async () => {
       if (this.closed) throw new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`);
-      // The task's result is the close's outcome too: a session that already ended on its own has
-      // closed its port, and this close is then answered by the task. (A task that failed leaves the
-      // verdict to `death`.)
-      const taskOutcome = this.parts.taskDone.then(
-        (outcome) => outcome as SessionOutcome,
-        () => new Promise<never>(() => undefined),
+      // The close's reply comes after every earlier reply (one port, in order), so a send in flight has
+      // its result before the port is released below. Only a port the thread closed already (the
+      // session ended before this close reached it) leaves the outcome to the task's result. (A task
+      // that failed leaves the verdict to `death`.)
+      const taskOutcome = this.portClosed.then(() =>
+        this.parts.taskDone.then(
+          (outcome) => outcome as SessionOutcome,
+          () => new Promise<never>(() => undefined),
+        ),
       );
       const outcome = await raceDeath(Promise.race([this.proxy.close(reason), taskOutcome]), this.death);
       // The task resolves right after close(); waiting for it means the thread holds nothing of ours.
