@@ -277,26 +277,28 @@ describe('judgeReadiness', () => {
 
 describe('SendOperation races', () => {
   it('marker before the foreground handoff: the grace lets the handoff win (stdin_read with exit code)', async () => {
-    let current = sample(200, [thread(200, 'not_waiting')]); // the job still owns the foreground
+    let current = AT_PROMPT; // the shell reads the line at once
     const op = newOp(fakeEnvironment({ current: () => current }), { text: 'job', submit: true });
     await op.start();
+    current = sample(200, [thread(200, 'not_waiting')]); // the job still owns the foreground
     osc(op, marker(7));
     text(op, '$ ');
     op.endOfChunk();
     // Past the silence bound (150 ms) the candidate is kept for handoffGraceMs (200 ms) …
     await new Promise((resolve) => setTimeout(resolve, 220));
     expect(op.settled).toBe(false);
-    // … and the kernel now shows the shell back in the foreground, blocked at its prompt.
-    current = sample(100, [thread(100, 'waiting', 1, 'pselect6')]);
+    // … and the kernel now shows the shell back in the foreground, blocked at its next prompt.
+    current = sample(100, [thread(100, 'waiting', 3, 'pselect6')]);
     const result = await op.done;
     expect(result).toMatchObject({ waitReason: 'stdin_read', exitCode: 7 });
   });
 
   it('marker without a handoff settles inferred_idle only after silence + grace, not before', async () => {
-    const current = sample(200, [thread(200, 'not_waiting')]);
+    let current = AT_PROMPT;
     const op = newOp(fakeEnvironment({ current: () => current }), { text: 'job', submit: true });
     const started = performance.now();
     await op.start();
+    current = sample(200, [thread(200, 'not_waiting')]);
     osc(op, marker(0));
     text(op, '$ ');
     op.endOfChunk();
@@ -603,8 +605,9 @@ describe('SendOperation races', () => {
   it('input written while the shell is on its way back to its prompt is not answered by that prompt', async () => {
     // `terminal_signal SIGINT` ended a job and the next send wrote at once: the shell already owned the
     // terminal again but had not printed its prompt (nothing was reading). That prompt, with the
-    // interrupted job's 130, arrives after the write boundary, and the shell blocks at it for a moment
-    // before the typed-ahead line reaches readline. It is not this input's prompt.
+    // interrupted job's 130, arrives after the write boundary, and the shell blocks at it — under load
+    // for longer than any confirm window (CI saw it) — before the typed-ahead line reaches readline.
+    // It is not this input's prompt: with input typed ahead, the first new prompt never is.
     let current = sample(100, [thread(100, 'not_waiting', 5, 'wait4')]);
     const op = newOp(fakeEnvironment({ current: () => current }), { text: 'echo done', submit: true });
     await op.start();
@@ -612,7 +615,7 @@ describe('SendOperation races', () => {
     text(op, '$ ');
     current = sample(100, [thread(100, 'waiting', 6, 'pselect6')]);
     op.endOfChunk();
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 60));
     expect(op.settled).toBe(false);
     // readline gets the line: echo, output, the next prompt.
     current = sample(100, [thread(100, 'not_waiting', 7)]);
@@ -627,6 +630,53 @@ describe('SendOperation races', () => {
     const result = await op.done;
     expect(result).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
     expect(result.viewport.split('\n')).toContain('done');
+  });
+
+  it('a prompt followed by output still in the kernel (the echo of part of the input) does not settle', async () => {
+    // The shell was at a prompt whose bytes had not been read at the write boundary; it read the first
+    // part of the line (the kernel handed it over without the `\r`), echoed it and blocked for the rest.
+    // Sampled now, it looks like the prompt after a command; the echo is still in the kernel.
+    let current = sample(100, [thread(100, 'waiting', 4, 'pselect6')]);
+    let inKernel: (() => void) | undefined; // output the shell wrote that no read has taken yet
+    let read: (() => void) | undefined; // read from the pty, waiting to be processed
+    let drains = 0;
+    const op = newOp(
+      fakeEnvironment({
+        current: () => current,
+        drainOutput: () => {
+          drains++;
+          if (inKernel === undefined) return 'empty';
+          read = inKernel;
+          inKernel = undefined;
+          return 'read';
+        },
+        flushOutput: () => {
+          const deliver = read;
+          read = undefined;
+          deliver?.();
+        },
+      }),
+      { text: 'echo done', submit: true },
+    );
+    await op.start();
+    osc(op, marker(130));
+    text(op, '$ ');
+    current = sample(100, [thread(100, 'waiting', 5, 'pselect6')]);
+    inKernel = () => text(op, 'echo d');
+    op.endOfChunk();
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(drains).toBeGreaterThan(0);
+    expect(op.settled).toBe(false);
+    // The rest of the line arrives, the command runs, its prompt follows.
+    text(op, 'one');
+    newline(op);
+    text(op, 'done');
+    newline(op);
+    osc(op, marker(0));
+    text(op, '$ ');
+    current = sample(100, [thread(100, 'waiting', 7, 'pselect6')]);
+    op.endOfChunk();
+    expect(await op.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
   });
 
   it('evidence from before the write is discarded at the write boundary', async () => {

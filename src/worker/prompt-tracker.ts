@@ -30,6 +30,8 @@ export class PromptTracker {
   private lastSeen: PromptMarker | undefined;
   /** The prompt that was current at the last write boundary: its repaints are not new prompts. */
   private staleAtBoundary: PromptMarker | undefined;
+  /** New prompts (not repaints) since the last write boundary. */
+  private newPrompts = 0;
 
   constructor(
     private readonly nonce: string,
@@ -53,6 +55,12 @@ export class PromptTracker {
     this.marker = undefined;
     this.tail = '';
     this.staleAtBoundary = this.lastSeen;
+    this.newPrompts = 0;
+  }
+
+  /** How many new prompts (repaints not counted) arrived since the last write boundary. */
+  get promptsSinceBoundary(): number {
+    return this.newPrompts;
   }
 
   /** An OSC payload arrived. Returns true when it was one of ours. */
@@ -65,7 +73,10 @@ export class PromptTracker {
       return true;
     }
     // A repaint between sends keeps `reported`: its exit code was already given.
-    if (!samePrompt(marker, this.lastSeen)) this.reported = false;
+    if (!samePrompt(marker, this.lastSeen)) {
+      this.reported = false;
+      this.newPrompts += 1;
+    }
     this.marker = marker;
     this.lastSeen = marker;
     return true;

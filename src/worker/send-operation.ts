@@ -238,6 +238,14 @@ export class SendOperation extends DisposableOwner {
   private spinChars = 0;
   private readinessStopped = false;
   private inputMayBePending: boolean;
+  /**
+   * Nothing read the terminal at the write boundary: the shell prints a prompt for what ran before
+   * (a job that ended, a loop a SIGINT stopped, with its status) before it reads this input, so the
+   * first new prompt after the boundary is never this input's. Only a later one is. (Should the shell
+   * have read the input at once after all, its prompt is skipped and its line editor's wait proves
+   * readiness, without an exit code: slower to report, never early.)
+   */
+  private typedAhead = false;
   private confirm: PendingConfirm | undefined;
   private probeStep = 0;
   private writeDone: Promise<WriteOutcome | 'failed'> = Promise.resolve('written');
@@ -309,6 +317,9 @@ export class SendOperation extends DisposableOwner {
     // Write boundary (rule 5): evidence gathered before this point is discarded — including output read
     // from the pty but not yet through the pipeline (a prompt printed before the write).
     this.env.flushOutput();
+    // The stream ends in the shell's own prompt: its line editor reads this input, whatever the sample
+    // below shows (a shell stopped or woken by a signal at its prompt is not seen waiting).
+    const atShellPrompt = this.tracker.candidate !== undefined;
     this.tracker.reset();
     this.hadOutput = false;
     this.lineEndSeen = false;
@@ -323,7 +334,18 @@ export class SendOperation extends DisposableOwner {
     // the input now, and a line of it arrives in one piece. (Without that exception, every line sent
     // to python3 or node paid PENDING_INPUT_CONFIRM_MS.)
     const readsNow = atBoundary?.members.some((m) => m.verdict === 'waiting' && m.outside !== true);
-    if (shell === undefined || readsNow !== true) this.inputMayBePending = true;
+    if (shell === undefined || readsNow !== true) {
+      this.inputMayBePending = true;
+      // Only when the foreground was read, the stream does not end at the shell's prompt, and no
+      // process waits on the terminal, not even one outside the foreground group that opened it itself
+      // (a pinentry reads the input at once). An unreadable sample proves nothing either way: the
+      // confirm window alone guards then.
+      this.typedAhead =
+        shell !== undefined &&
+        atBoundary !== undefined &&
+        !atShellPrompt &&
+        !atBoundary.members.some((m) => m.verdict === 'waiting');
+    }
     const data = this.options.submit ? `${this.options.text}\r` : this.options.text;
     if (data.length === 0) {
       this.beginWaiting();
@@ -403,7 +425,7 @@ export class SendOperation extends DisposableOwner {
       return;
     }
     this.probeStep = 0;
-    if (this.tracker.candidate !== undefined) {
+    if (this.promptCandidate() !== undefined) {
       this.spinUntil = this.lastOutputAt + SPIN_PROBE_MS;
       this.probe(); // a prompt settles the moment it is proven: no quiet period in between
       return;
@@ -542,7 +564,7 @@ export class SendOperation extends DisposableOwner {
    */
   private silenceSettles(sample: ForegroundSample | undefined, quietFor: number): boolean {
     const config = this.env.config;
-    const candidate = this.tracker.candidate;
+    const candidate = this.promptCandidate();
     // Rule 2: the shell may print its marker before the kernel shows it back in the foreground; a
     // candidate gets `handoffGraceMs` past the silence bound so the handoff can still win.
     const bound = config.idleSilenceMs + (candidate !== undefined ? config.handoffGraceMs : 0);
@@ -578,6 +600,13 @@ export class SendOperation extends DisposableOwner {
     return Math.min(delay, this.env.config.pollIntervalMs);
   }
 
+  /** The tracker's prompt candidate, unless it is the prompt before typed-ahead input (see `typedAhead`). */
+  private promptCandidate(): PromptCandidate | undefined {
+    const candidate = this.tracker.candidate;
+    if (candidate === undefined || !this.typedAhead) return candidate;
+    return this.tracker.promptsSinceBoundary >= 2 ? candidate : undefined;
+  }
+
   private probe(): void {
     this.clearProbe();
     this.probeDueAt = Number.POSITIVE_INFINITY;
@@ -595,12 +624,12 @@ export class SendOperation extends DisposableOwner {
     const now = performance.now();
     const quietFor = now - this.lastByteAt;
     const spinning = now < this.spinUntil;
-    if (quietFor < QUIET_PROBE_MS && this.tracker.candidate === undefined && !spinning) {
+    if (quietFor < QUIET_PROBE_MS && this.promptCandidate() === undefined && !spinning) {
       // Output is still flowing: nobody is blocked on input yet. Look again once it pauses.
       this.scheduleProbe(QUIET_PROBE_MS - quietFor);
       return;
     }
-    const candidate = this.tracker.candidate;
+    const candidate = this.promptCandidate();
     const sample = this.env.sample();
     const shell = this.env.shell(candidate);
     noteLeftWait(sample, this.leftWait);
@@ -682,8 +711,17 @@ export class SendOperation extends DisposableOwner {
     // it over first: `empty` proves all of it read and processed (`probe` flushed before sampling, and
     // nothing is delivered during this turn), `read` means output is still arriving. A prompt needs no
     // drain: its marker and PS1 are the last thing the shell prints before it blocks.
-    const drained: DrainOutcome =
-      verdict.kind === 'stdin_wait' && !this.inputMayBePending ? this.env.drainOutput() : 'unavailable';
+    // A prompt is drained as well, before it settles at once: its marker and PS1 are the last thing the
+    // shell printed before it blocked only if nothing followed. The shell may have gone on to read part
+    // of the input (the kernel can hand a line over without its `\r`), echo it and block for the rest;
+    // that echo, still in the kernel, voids the prompt once it is read. (CI once settled a send on the
+    // prompt before its own command this way, with that prompt's exit code.)
+    const drains = verdict.kind === 'stdin_wait' ? !this.inputMayBePending : !needsConfirm;
+    const drained: DrainOutcome = drains ? this.env.drainOutput() : 'unavailable';
+    if (!needsConfirm && drained === 'read') {
+      this.scheduleImmediateProbe(); // the output it moved is processed first, then judged again
+      return true;
+    }
     if (!needsConfirm || (confirmed && drained !== 'read')) {
       this.settle('stdin_read', verdict.kind === 'prompt' ? verdict.candidate : undefined, readerPid);
       return true;
