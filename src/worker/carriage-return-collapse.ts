@@ -95,13 +95,8 @@ export class CarriageReturnCollapser {
         // A CR right before a line feed opens a window that ends at once (most lines end so).
         while (cr !== -1 && cr + 1 < end && text.charCodeAt(cr + 1) === LF) cr = text.indexOf('\r', cr + 2);
         if (cr === -1 || cr >= end) break;
+        this.reset();
         this.open = true;
-        this.withheld = false;
-        this.rewritten = false;
-        this.overlayLength = 0;
-        this.overlayText = '';
-        this.codesValid = false;
-        this.carried = '';
         windowStart = cr;
         segmentFrom = cr + 1;
         at = segmentFrom;
