@@ -26,7 +26,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBubblewrapSandbox } from '../dist/main/sandbox/bubblewrap.js';
-import { SessionCgroup } from '../dist/worker/cgroup.js';
+import { launcherArgv } from '../dist/worker/cgroup-launcher.js';
 import { HAS_BWRAP } from './support/bwrap.js';
 import {
   type EngineOptions,
@@ -197,9 +197,12 @@ describe('a session in its own cgroup: everything it started dies with close', (
         const session = await engine.spawn({ cwd: workspace, ...(selection ? { sandbox: selection } : {}) });
         let markers: string[] = [];
         try {
-          expect(await session.status()).toEqual({ kind: 'running', containment: mode.containment });
+          expect(await session.status()).toMatchObject({ kind: 'running', containment: mode.containment });
           const dir = cgroupOf(session.pid);
-          expect(path.basename(path.dirname(dir))).toMatch(new RegExp(`^agent-pty\\.${process.pid}\\.\\d+$`));
+          expect(path.basename(path.dirname(dir))).toMatch(/^engine-[0-9a-f]+$/);
+          expect(path.basename(path.dirname(path.dirname(dir)))).toMatch(
+            new RegExp(`^agent-pty\\.${process.pid}\\.\\d+$`),
+          );
           expect(path.basename(dir)).toMatch(/^session-/);
           markers = await startEscapees(session, mode.tag);
           // Every one of them is in the session's cgroup, whatever its session or parent.
@@ -237,7 +240,7 @@ describe('a session in its own cgroup: everything it started dies with close', (
       await run(session, `setsid nohup sleep ${marker} >/dev/null 2>&1 &`);
       await until('daemon running', () => processesWith(marker).length > 0, WAIT_MS);
       const exit = await session.startSend({ text: 'exit 4' }).done;
-      expect(exit.sessionStatus).toEqual({
+      expect(exit.sessionStatus).toMatchObject({
         kind: 'exited',
         exitCode: 4,
         signal: null,
@@ -317,7 +320,7 @@ describe('the launcher joins the cgroup before it runs the argv', () => {
     dir: string,
     argv: string[],
   ): Promise<{ code: number | null; stdout: string; pid: number }> {
-    const [file, ...args] = new SessionCgroup(dir, path.dirname(dir)).launcherArgv(argv);
+    const [file, ...args] = launcherArgv([path.join(dir, 'cgroup.procs')], argv);
     return new Promise((resolve) => {
       const child = execFile(file!, args, (error, stdout) => {
         resolve({ code: error === null ? 0 : (error.code as number), stdout, pid: child.pid! });
@@ -351,15 +354,14 @@ describe('a launcher that cannot join its cgroup never runs the shell', () => {
 
   afterEach(() => {
     if (root === undefined) return;
-    // Children first: the engine directory's keeper and any session cgroup, then the engine dir.
-    for (const engineDir of readdirSync(root).filter((name) => name.startsWith('agent-pty.'))) {
-      const dir = path.join(root, engineDir);
+    // Children first: the engine directory's keeper and any session cgroup, then the engine dirs.
+    const removeTree = (dir: string): void => {
       for (const child of readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory())) {
-        rmdirSync(path.join(dir, child.name));
+        removeTree(path.join(dir, child.name));
       }
       rmdirSync(dir);
-    }
-    rmdirSync(root);
+    };
+    removeTree(root);
     root = undefined;
   });
 
@@ -388,7 +390,7 @@ describe('where no cgroup can be made, sessions fall back to process-tree teardo
   it('cgroupRoot that is not a cgroup: containment process-tree, close still kills the tree', async () => {
     const engine = await testEngine({ ...ENGINE, cgroupRoot: workspace });
     const session = await engine.spawn({ cwd: workspace });
-    expect(await session.status()).toEqual({ kind: 'running', containment: 'process-tree' });
+    expect(await session.status()).toMatchObject({ kind: 'running', containment: 'process-tree' });
     const marker = '77817.1';
     await run(session, `sleep ${marker} &`);
     await until('job running', () => processesWith(marker).length > 0, WAIT_MS);
@@ -400,7 +402,7 @@ describe('where no cgroup can be made, sessions fall back to process-tree teardo
   it.skipIf(!HAS_BWRAP)('a confined session without a cgroup reports pid-namespace', async () => {
     const engine = await testEngine({ ...ENGINE, cgroupRoot: workspace, sandbox: createBubblewrapSandbox() });
     const session = await engine.spawn({ sandbox: { mode: 'read-only', workspaceRoot: workspace } });
-    expect(await session.status()).toEqual({ kind: 'running', containment: 'pid-namespace' });
+    expect(await session.status()).toMatchObject({ kind: 'running', containment: 'pid-namespace' });
     await session.close();
   });
 });

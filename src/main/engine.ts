@@ -3,6 +3,7 @@
  * task per session, Comlink as the control plane, the host-exit guard. See docs/decisions/0001 for why
  * Piscina and Comlink are used this way and which guards make it safe.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { MessageChannel, type ResourceLimits, type Worker } from 'node:worker_threads';
 import * as Comlink from 'comlink';
@@ -134,7 +135,11 @@ export class Engine implements PtyEngine, EngineInternals {
       concurrentTasksPerWorker: SESSIONS_PER_THREAD,
       resourceLimits: { maxYoungGenerationSizeMb: ENGINE_YOUNG_GENERATION_MB, ...resourceLimits },
       // Each engine thread finds its cgroup home (and sweeps a dead predecessor's cgroups) at start.
-      workerData: { cgroupRoot: config.cgroupRoot } satisfies EngineWorkerData,
+      workerData: {
+        cgroupRoot: config.cgroupRoot,
+        engineKey: randomBytes(4).toString('hex'),
+        engineMemoryBytes: config.engineMemoryBytes,
+      } satisfies EngineWorkerData,
     });
     // A worker error with no task attached would otherwise be an unhandled 'error' event.
     this.pool.on('error', () => undefined);
@@ -151,6 +156,15 @@ export class Engine implements PtyEngine, EngineInternals {
   spawn(options: SpawnOptions = {}, signal?: AbortSignal): Promise<TerminalSession> {
     if (this.closing !== undefined) {
       return Promise.reject(new TerminalError('ENGINE_CLOSED', 'the engine is closed'));
+    }
+    // Counted with the spawns in progress, so a burst of spawns cannot overshoot the bound.
+    if (this.live.size + this.pending.size >= this.config.maxSessions) {
+      return Promise.reject(
+        new TerminalError(
+          'SESSION_LIMIT',
+          `the engine has ${this.config.maxSessions} sessions open or starting (maxSessions); close one first`,
+        ),
+      );
     }
     const attempt = this.spawnSession(options, signal);
     this.pending.add(attempt);
@@ -185,7 +199,7 @@ export class Engine implements PtyEngine, EngineInternals {
     signal: AbortSignal | undefined,
   ): Promise<TerminalSession> {
     signal?.throwIfAborted();
-    validateSpawnOptions(options);
+    const limits = validateSpawnOptions(options, this.config);
     const dialect = options.dialect ?? this.config.dialect;
     const selection = options.sandbox;
     const sandbox =
@@ -209,6 +223,7 @@ export class Engine implements PtyEngine, EngineInternals {
       config: this.config,
       // Confined modes run the shell in the sandbox's own PID namespace (bubblewrap's --unshare-pid).
       pidNamespace: selection !== undefined && selection.mode !== 'danger-full-access',
+      limits,
       ...(this.faults === undefined ? {} : { faults: this.faults }),
     };
 
@@ -287,7 +302,7 @@ export class Engine implements PtyEngine, EngineInternals {
       placement.threadId = info.threadId;
       launched = true;
       this.tasks.set(id, closeUnpublished);
-      this.guard.register(id, info.identity, info.cgroupDir);
+      this.guard.register(id, info.identity, info.cgroupDir, info.limitDirs);
       const { motd } = await withAbort(
         call(() => proxy.awaitStartup()),
         signal,
@@ -300,6 +315,7 @@ export class Engine implements PtyEngine, EngineInternals {
         sandbox: selection,
         dialect,
         maxInputBytes: this.config.maxInputBytes,
+        maxScreenCells: this.config.maxScreenCells,
         proxy,
         controlPort: control.port1,
         dataPort: data.port1,

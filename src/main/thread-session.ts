@@ -38,6 +38,8 @@ export interface ThreadSessionParts {
   dialect: Dialect;
   /** Largest input of one send (config `maxInputBytes`), checked before the call crosses threads. */
   maxInputBytes: number;
+  /** Largest `rows × cols` (config `maxScreenCells`), checked before a resize crosses threads. */
+  maxScreenCells: number;
   /** Comlink proxy of the session task on its engine thread. */
   proxy: Comlink.Remote<SessionThreadApi>;
   controlPort: MessagePort;
@@ -163,7 +165,7 @@ export class ThreadSession implements TerminalSession {
   resize(size: TerminalSize): Promise<void> {
     return this.call(async () => {
       // Checked here too: only a plain, valid `{ rows, cols }` crosses to the thread.
-      assertTerminalSize(size);
+      assertTerminalSize(size, this.parts.maxScreenCells);
       return this.proxy.resize({ rows: size.rows, cols: size.cols });
     });
   }

@@ -24,6 +24,10 @@ import type {
 export interface EngineWorkerData {
   /** Config `cgroupRoot`: where session cgroups go (default: the process's own cgroup). */
   cgroupRoot: string | undefined;
+  /** This engine's key among the engines of the process: its cgroups are `engine-<key>` (SPEC §4.8). */
+  engineKey: string;
+  /** Config `engineMemoryBytes`: the memory cap of all the engine's sessions together. */
+  engineMemoryBytes: number;
 }
 
 /** A send as it crosses to the engine thread: the request without its `AbortSignal` (ends the wait via `endWait`). */
@@ -46,6 +50,8 @@ export interface SessionLaunchSpec {
   config: EngineConfig;
   /** True when `argv` runs the shell in a PID namespace of its own (a confined sandbox mode). */
   pidNamespace: boolean;
+  /** This session's limits, resolved from the spawn's `limits` and the config (default: the config's). */
+  limits?: { memoryBytes: number; pids: number };
   /** Deliberate failures (see `FaultPlan`); set only through the internal test entry. */
   faults?: FaultPlan;
 }
@@ -95,6 +101,8 @@ export interface LaunchInfo {
   threadId: number;
   /** The session's cgroup directory, when it has one: the host-exit guard kills it as a whole. */
   cgroupDir: string | undefined;
+  /** The session's cgroup v1 limit directories: the host-exit guard kills their members too. */
+  limitDirs: string[];
 }
 
 /** The control-plane interface an engine thread exposes for one session (wrapped by Comlink on the host). */

@@ -5,7 +5,9 @@
  * other's sessions. Spawns in progress are reservations: they count as owner activity and are
  * aborted by disposal.
  */
+
 import { describeError, TerminalBackendCleanupError, TerminalError } from '../../shared/errors.js';
+import { LIMITS_UNKNOWN } from '../../shared/session-limits.js';
 import type {
   Dialect,
   Disposable,
@@ -174,7 +176,13 @@ async function readStatus(session: TerminalSession): Promise<SessionStatus> {
     // Listings and spawn results must still render; the dead session is exited for every purpose.
     void threadGone;
     // Its containment is unknown now; the host-exit guard killed it by process tree.
-    return { kind: 'exited', exitCode: null, signal: null, containment: 'process-tree' };
+    return {
+      kind: 'exited',
+      exitCode: null,
+      signal: null,
+      containment: 'process-tree',
+      limits: LIMITS_UNKNOWN,
+    };
   }
 }
 

@@ -22,9 +22,9 @@ export const sessionStatusOutput = z.discriminatedUnion('kind', [
 /** What contains a session's processes (SPEC §4.6); reported beside `status`, not inside it. */
 export const containmentOutput = z.enum(['pid-namespace+cgroup', 'cgroup', 'pid-namespace', 'process-tree']);
 
-/** A session status as tool results carry it: `{ kind, exitCode?, signal? }` without the containment. */
+/** A session status as tool results carry it: `{ kind, exitCode?, signal? }` without the containment and limits. */
 export function statusOutput(status: SessionStatus): z.infer<typeof sessionStatusOutput> {
-  const { containment: _reportedBeside, ...rest } = status;
+  const { containment: _reportedBeside, limits: _reportedAtOpen, ...rest } = status;
   return rest;
 }
 
