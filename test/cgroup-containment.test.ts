@@ -423,3 +423,50 @@ describe('the host-exit guard kills a session through its cgroup', () => {
     }
   });
 });
+
+describe('every hierarchy a session uses is covered: its cgroup v1 limit cgroups', () => {
+  /** Whether this process can make cgroups in the v1 pids hierarchy (a hybrid host, as root). */
+  const v1Pids = (() => {
+    const line = readFileSync('/proc/self/cgroup', 'utf8')
+      .split('\n')
+      .find((entry) => entry.split(':')[1]?.split(',').includes('pids'));
+    return line === undefined ? undefined : path.join('/sys/fs/cgroup/pids', line.split(':')[2]!);
+  })();
+  const itV1 = it.skipIf(v1Pids === undefined || !cgroupUsable(v1Pids));
+
+  itV1(
+    'without a v2 container, close kills a daemon that left the tree and the session (v1 pids cgroup)',
+    async () => {
+      const engine = await testEngine({ ...ENGINE, cgroupRoot: workspace });
+      const session = await engine.spawn({ cwd: workspace });
+      expect(await session.status()).toMatchObject({
+        containment: 'process-tree',
+        limits: { pids: { enforcedBy: 'cgroup-v1' } },
+      });
+      const marker = '77819.1';
+      try {
+        // Out of the shell's tree and POSIX session, so process-tree teardown cannot find it.
+        await run(session, `setsid nohup sleep ${marker} >/dev/null 2>&1 &`);
+        await until('daemon running', () => processesWith(marker).length > 0, WAIT_MS);
+        await session.close();
+        expect(processesWith(marker)).toEqual([]);
+      } finally {
+        killMarked([marker]);
+      }
+    },
+  );
+
+  itV1('an engine thread that dies takes such a daemon along through the host-exit guard', async () => {
+    const engine = await testingEngine({ ...ENGINE, cgroupRoot: workspace });
+    const session = await engine.spawn({ cwd: workspace });
+    const marker = '77820.1';
+    await run(session, `setsid nohup sleep ${marker} >/dev/null 2>&1 &`);
+    await until('daemon running', () => processesWith(marker).length > 0, WAIT_MS);
+    try {
+      await engine.crashThread(session, 'throw');
+      await until('daemon killed with its dead thread', () => processesWith(marker).length === 0, 2_000);
+    } finally {
+      killMarked([marker]);
+    }
+  });
+});

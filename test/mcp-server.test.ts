@@ -166,6 +166,35 @@ describe('terminal MCP server', () => {
     expect(session.outputListeners.size).toBe(0);
   });
 
+  it('refuses a terminal_open beyond --max-sessions with SESSION_LIMIT, counting opens in flight; a close frees a slot', async () => {
+    const capped = createTerminalMcpServer({ pty: host.service('pty'), owner: 'capped', maxSessions: 2 });
+    const cappedClient = new Client({ name: 'capped', version: '1.0.0' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await Promise.all([capped.connect(serverSide), cappedClient.connect(clientSide)]);
+    try {
+      // Two opens held in the engine: the third is refused while neither has finished.
+      fixture.engine.spawnGate = gate();
+      const held = [1, 2].map(() => cappedClient.callTool({ name: 'terminal_open', arguments: {} }));
+      await until('both spawns started', () => fixture.engine.spawnOptions.length === 2);
+      const refused = await cappedClient.callTool({ name: 'terminal_open', arguments: {} });
+      fixture.engine.spawnGate.open();
+      fixture.engine.spawnGate = undefined;
+      for (const opened of await Promise.all(held)) expect(opened.isError).toBeFalsy();
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toMatch(
+        /2 terminals open or opening \(--max-sessions\); close one first.*terminal_close/s,
+      );
+      // Another connection of the same service has slots of its own.
+      expect((await client.callTool({ name: 'terminal_open', arguments: {} })).isError).toBeFalsy();
+      const [first] = await host.service('pty').list('capped');
+      await cappedClient.callTool({ name: 'terminal_close', arguments: { sessionId: first!.sessionId } });
+      expect((await cappedClient.callTool({ name: 'terminal_open', arguments: {} })).isError).toBeFalsy();
+    } finally {
+      await cappedClient.close();
+      await capped.close();
+    }
+  });
+
   it('keeps sessions of the connection invisible to other owners of the same service', async () => {
     await client.callTool({ name: 'terminal_open', arguments: {} });
     expect(await host.service('pty').list('someone-else')).toEqual([]);
@@ -179,6 +208,7 @@ describe('agent-pty mcp options', () => {
       mode: 'workspace-write',
       workspaceRoot: '/w',
       maxWaitMs: 50_000,
+      maxSessions: 32,
     });
     expect(
       parseMcpOptions(['--sandbox', 'read-only', '--workspace', 'sub', '--max-wait', '20000'], '/w'),
@@ -186,6 +216,7 @@ describe('agent-pty mcp options', () => {
       mode: 'read-only',
       workspaceRoot: '/w/sub',
       maxWaitMs: 20_000,
+      maxSessions: 32,
     });
     expect(
       parseMcpOptions(['--sandbox=danger-full-access', '--workspace=/x', '--max-wait=900'], '/w'),
@@ -193,6 +224,7 @@ describe('agent-pty mcp options', () => {
       mode: 'danger-full-access',
       workspaceRoot: '/x',
       maxWaitMs: 900,
+      maxSessions: 32,
     });
     for (const bad of ['0', '-1', '1.5', '50s', '']) {
       expect(() => parseMcpOptions([`--max-wait=${bad}`])).toThrow(
@@ -206,6 +238,12 @@ describe('agent-pty mcp options', () => {
     );
     expect(() => parseMcpOptions(['--workspace'])).toThrow(/--workspace needs a value/);
     expect(() => parseMcpOptions(['--port', '1'])).toThrow(/unknown argument '--port'/);
+    expect(parseMcpOptions(['--max-sessions', '4'], '/w').maxSessions).toBe(4);
+    for (const bad of ['0', '-3', '2.5', 'many']) {
+      expect(() => parseMcpOptions([`--max-sessions=${bad}`])).toThrow(
+        /--max-sessions must be a whole number of terminals \(1 or more\), e\.g\. 32/,
+      );
+    }
   });
 
   it('--shell names the shell of a terminal_open that names none', () => {

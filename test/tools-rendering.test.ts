@@ -106,6 +106,7 @@ describe('terminal_open', () => {
       pid,
       status: { kind: 'running' },
       containment: 'process-tree',
+      limits: FAKE_LIMITS,
       motd: 'fake motd',
     });
   });

@@ -91,7 +91,8 @@ export function parseOwnCgroups(text: string): OwnCgroupPaths {
  * none does (a path such as `/..` lies outside our cgroup namespace).
  */
 export function directoryOf(cgroupPath: string, mounts: readonly CgroupMount[]): string | undefined {
-  if (!cgroupPath.startsWith('/')) return undefined;
+  // A cgroup outside this process's cgroup namespace reads as `/..` (or deeper `..` segments).
+  if (!cgroupPath.startsWith('/') || cgroupPath.split('/').includes('..')) return undefined;
   for (const mount of mounts) {
     if (mount.root === '/') return path.join(mount.point, cgroupPath);
     if (cgroupPath === mount.root || cgroupPath.startsWith(`${mount.root}/`)) {

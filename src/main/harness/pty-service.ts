@@ -79,6 +79,11 @@ export interface PtySpawnRequest {
   rows?: number;
   /** Terminal columns (default: the engine's). */
   cols?: number;
+  /**
+   * Refuse with SESSION_LIMIT when the owner already has this many sessions open or starting (an MCP
+   * connection's `--max-sessions`, SPEC §4.8).
+   */
+  maxOwnerSessions?: number;
 }
 
 /** A session as its owner sees it. */
@@ -305,6 +310,19 @@ export function createPtyService(): PtyService {
         );
       }
       signal?.throwIfAborted();
+      if (request.maxOwnerSessions !== undefined) {
+        // Counted with the owner's spawns in progress (reserved below, with no await in between),
+        // so concurrent opens cannot overshoot the bound.
+        const held =
+          [...records.values()].filter((record) => record.owner === owner).length +
+          [...reservations].filter((reservation) => reservation.owner === owner).length;
+        if (held >= request.maxOwnerSessions) {
+          throw new TerminalError(
+            'SESSION_LIMIT',
+            `this connection has ${request.maxOwnerSessions} terminals open or opening (--max-sessions); close one first`,
+          );
+        }
+      }
       // `local` is this machine, the same as no world: snapshots name only far worlds.
       const world = request.world === LOCAL_WORLD ? undefined : request.world;
 

@@ -1,4 +1,4 @@
-/** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--world NAME=COMMAND …]`. */
+/** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--max-sessions N] [--world NAME=COMMAND …]`. */
 import { resolve } from 'node:path';
 import { DIALECTS, isDialect } from '../../shared/dialects.js';
 import { TerminalError } from '../../shared/errors.js';
@@ -16,9 +16,12 @@ export const MCP_DEFAULT_MODE: SandboxMode = 'workspace-write';
  */
 export const MCP_DEFAULT_MAX_WAIT_MS = 50_000;
 
+/** Default of `--max-sessions`: terminals one MCP connection may hold at once (SPEC §4.8). */
+export const MCP_DEFAULT_MAX_SESSIONS = 32;
+
 /** Usage line of the subcommand, quoted by every options error. */
 const USAGE =
-  'agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--world NAME=COMMAND …]';
+  'agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--max-sessions N] [--world NAME=COMMAND …]';
 
 /** Parsed options. */
 export interface McpOptions {
@@ -28,6 +31,8 @@ export interface McpOptions {
   workspaceRoot: string;
   /** Longest wait of one `terminal_send` call in ms (larger `timeoutMs` values are clamped to it). */
   maxWaitMs: number;
+  /** Most terminals the connection may hold at once; one more `terminal_open` is refused (SESSION_LIMIT). */
+  maxSessions: number;
   /** Execution worlds (SPEC §10): name → transport argv, from `--world NAME=COMMAND` (repeatable). */
   worlds?: Record<string, string[]>;
   /** Shell of a `terminal_open` that names none (default: the engine's, bash). */
@@ -44,6 +49,7 @@ export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): M
     mode: MCP_DEFAULT_MODE,
     workspaceRoot: cwd,
     maxWaitMs: MCP_DEFAULT_MAX_WAIT_MS,
+    maxSessions: MCP_DEFAULT_MAX_SESSIONS,
   };
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]!;
@@ -86,6 +92,16 @@ export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): M
         );
       }
       options.maxWaitMs = ms;
+    } else if (flag === '--max-sessions') {
+      const text = value();
+      const count = Number(text);
+      if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(count) || count < 1) {
+        throw new TerminalError(
+          'INVALID_ARGUMENT',
+          `agent-pty mcp: --max-sessions must be a whole number of terminals (1 or more), e.g. 32; got '${text}'`,
+        );
+      }
+      options.maxSessions = count;
     } else if (flag === '--world') {
       const spec = value();
       const separator = spec.indexOf('=');

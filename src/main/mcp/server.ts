@@ -41,6 +41,7 @@ export async function runMcpServer(argv: string[]): Promise<void> {
     pty,
     owner: CONNECTION_OWNER,
     maxWaitMs: options.maxWaitMs,
+    maxSessions: options.maxSessions,
     instructionsSuffix:
       `\nThis server runs every terminal in sandbox mode ${options.mode} with workspace ` +
       `${options.workspaceRoot}.\n` +

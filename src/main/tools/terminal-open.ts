@@ -8,7 +8,13 @@ import { MAX_TERMINAL_DIMENSION } from '../../shared/terminal-size.js';
 import { DEFAULT_BACKEND_TYPE } from '../harness/plugins/pty-local.js';
 import { renderSession } from './render.js';
 import { capTail } from './result-cap.js';
-import { containmentOutput, sessionStatusOutput, shellOutput, statusOutput } from './schemas.js';
+import {
+  containmentOutput,
+  limitsOutput,
+  sessionStatusOutput,
+  shellOutput,
+  statusOutput,
+} from './schemas.js';
 import { DEFAULT_MAX_RESULT_BYTES, defineTool } from './tool.js';
 
 /** Longest accepted session name: a label, not a document. */
@@ -72,6 +78,7 @@ export const terminalOpen = defineTool({
     pid: z.number().int(),
     status: sessionStatusOutput,
     containment: containmentOutput,
+    limits: limitsOutput,
     motd: z.string(),
   }),
   async run(args, ctx) {
@@ -85,6 +92,7 @@ export const terminalOpen = defineTool({
         ...(args.world === undefined ? {} : { world: args.world }),
         ...(args.rows === undefined ? {} : { rows: args.rows }),
         ...(args.cols === undefined ? {} : { cols: args.cols }),
+        ...(ctx.maxSessions === undefined ? {} : { maxOwnerSessions: ctx.maxSessions }),
       },
       ctx.signal,
     );
@@ -110,6 +118,7 @@ export const terminalOpen = defineTool({
         pid: opened.pid,
         status: statusOutput(opened.status),
         containment: opened.status.containment,
+        limits: opened.status.limits,
         motd,
       },
     };

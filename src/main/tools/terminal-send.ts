@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { resolveEngineConfig } from '../../shared/config.js';
 import { KEY_NAMES } from '../../shared/keys.js';
 import type { Disposable, SendRequest, TerminalSendResult } from '../../shared/types.js';
+import { renderLimitEvents } from './limit-note.js';
 import { LiveLinesBatcher } from './live-lines.js';
 import {
   renderExit,
@@ -19,7 +20,7 @@ import {
   renderWait,
 } from './render.js';
 import { capTail, countLines } from './result-cap.js';
-import { sessionIdArgument, sessionStatusOutput, statusOutput } from './schemas.js';
+import { limitEventsOutput, sessionIdArgument, sessionStatusOutput, statusOutput } from './schemas.js';
 import { DEFAULT_MAX_RESULT_BYTES, defineTool, type TerminalToolContext } from './tool.js';
 
 /** Longest accepted `waitFor` expression (the engine's own bound): a pattern is a few words, not a program. */
@@ -100,6 +101,7 @@ export const terminalSend = defineTool({
     exitCode: z.number().int().optional(),
     cwd: z.string().optional(),
     sessionStatus: sessionStatusOutput,
+    limitEvents: limitEventsOutput.optional(),
     truncated: z.boolean(),
     elapsedMs: z.number(),
     screen: z
@@ -135,6 +137,7 @@ export const terminalSend = defineTool({
       ...(result.exitCode === undefined ? [] : [renderExit(result.exitCode)]),
       ...renderForeground(result.foreground),
       renderSession(result.sessionStatus),
+      ...renderLimitEvents(result.limitEvents, result.sessionStatus.limits),
       ...clampNote,
     ];
     // The note's length depends on the kept line count; reserve room for its longest form.
@@ -171,6 +174,7 @@ export const terminalSend = defineTool({
         ...(result.exitCode === undefined ? {} : { exitCode: result.exitCode }),
         ...(result.cwd === undefined ? {} : { cwd: result.cwd }),
         sessionStatus: statusOutput(result.sessionStatus),
+        ...(result.limitEvents === undefined ? {} : { limitEvents: result.limitEvents }),
         truncated,
         elapsedMs: result.elapsedMs,
         ...(result.screen === undefined ? {} : { screen: result.screen }),

@@ -29,6 +29,8 @@ export interface TerminalToolContext {
    * engine's default bound (keeps a call below the caller's own request timeout). Default: no clamp.
    */
   maxWaitMs?: number;
+  /** Most terminals this caller may hold at once (an MCP connection's `--max-sessions`); default: no cap. */
+  maxSessions?: number;
   /**
    * Receives the output of a running `terminal_send` as it arrives: batches of complete lines, at most
    * a few a second, each bounded (see live-lines.ts). Absent: nobody subscribes to live output.
