@@ -17,7 +17,8 @@ const MIB = 1024 * 1024;
 const OUTER = { pids: 2_000, memoryBytes: 2 * GIB };
 
 const unavailable = outerCgroupUnavailable();
-if (unavailable !== undefined) console.warn(`no outer cgroup (${unavailable}): SKIPPING the bomb and hog tests`);
+if (unavailable !== undefined)
+  console.warn(`no outer cgroup (${unavailable}): SKIPPING the bomb and hog tests`);
 const itOuter = it.skipIf(unavailable !== undefined);
 
 let outer: OuterCgroup | undefined;
@@ -73,7 +74,9 @@ describe('session limits in cgroups, inside an outer cgroup', () => {
       // Nested under the engine's own cgroup — the outer one — in each hierarchy.
       const paths = report.sessionPaths as { pids: string; memory: string };
       for (const own of [paths.pids, paths.memory]) {
-        expect(own).toMatch(/\/agent-pty-test-defaults\.\d+\/agent-pty\.\d+\.\d+\/engine-[0-9a-f]+\/session-\d+-t1$/);
+        expect(own).toMatch(
+          /\/agent-pty-test-defaults\.\d+\/agent-pty\.\d+\.\d+\/engine-[0-9a-f]+\/session-\d+-t1$/,
+        );
       }
     },
     60_000,
