@@ -139,6 +139,7 @@ export class Engine implements PtyEngine, EngineInternals {
         cgroupRoot: config.cgroupRoot,
         engineKey: randomBytes(4).toString('hex'),
         engineMemoryBytes: config.engineMemoryBytes,
+        heartbeats: this.heartbeats.poolBuffer,
       } satisfies EngineWorkerData,
     });
     // A worker error with no task attached would otherwise be an unhandled 'error' event.
@@ -458,19 +459,20 @@ function withAbort<T>(call: Promise<T>, signal: AbortSignal | undefined): Promis
   });
 }
 
+/** One promise per engine thread that resolves once it exited: every task of a dead thread shares it. */
+const threadExits = new WeakMap<Worker, Promise<void>>();
+
 /** Resolves once `thread` has exited (at once if it already has, or is unknown), or after `ms`. */
 function waitForThreadExit(thread: Worker | undefined, ms: number): Promise<void> {
   // Node sets threadId to -1 once a Worker has exited.
   if (thread === undefined || thread.threadId === -1) return Promise.resolve();
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      thread?.off('exit', done);
-      resolve();
-    }
-    thread.once('exit', done);
-  });
+  let exited = threadExits.get(thread);
+  if (exited === undefined) {
+    // One listener per thread, not per task: hundreds of tasks of one thread fail together.
+    exited = new Promise<void>((resolve) => thread.once('exit', () => resolve()));
+    threadExits.set(thread, exited);
+  }
+  return withTimeout(exited, ms).then(() => undefined);
 }
 
 /** Resolves like `work`, or resolves undefined after `ms` (a bounded wait that never rejects on time). */

@@ -28,6 +28,8 @@ export interface EngineWorkerData {
   engineKey: string;
   /** Config `engineMemoryBytes`: the memory cap of all the engine's sessions together. */
   engineMemoryBytes: number;
+  /** The pool's heartbeat buffer: one counter per thread (src/shared/heartbeat.ts). */
+  heartbeats: SharedArrayBuffer;
 }
 
 /** A send as it crosses to the engine thread: the request without its `AbortSignal` (ends the wait via `endWait`). */
@@ -70,7 +72,7 @@ export interface SessionTaskData {
   dataPort: MessagePort;
   /** What to launch. */
   spec: SessionLaunchSpec;
-  /** The task's heartbeat counter (src/shared/heartbeat.ts), bumped by the thread while it runs. */
+  /** The task's heartbeat buffer (src/shared/heartbeat.ts): the task writes its thread's slot there. */
   heartbeat: SharedArrayBuffer;
 }
 

@@ -51,7 +51,7 @@ export default async function runSessionTask(data: SessionTaskData): Promise<Ses
   // Only a session of an engine made through the internal test entry can be told to crash its thread.
   const exposed = data.spec.faults === undefined ? api : { ...api, ...threadFaultApi() };
   Comlink.expose(exposed, portEndpoint(data.controlPort));
-  const stopBeating = beatOn(data.heartbeat);
+  const stopBeating = beatOn((workerData as EngineWorkerData).heartbeats, data.heartbeat);
   const outcome = await session.finished.finally(stopBeating);
   // Let Comlink post the reply of the close() call that finished the session before the port goes.
   await new Promise((resolve) => setImmediate(resolve));

@@ -43,6 +43,7 @@ import {
   processesInSession,
   readProcStat,
 } from './proc-probe.js';
+import { inTurn } from './thread-turns.js';
 
 /** Options of {@link teardownProcessTree}. */
 export interface TeardownOptions {
@@ -98,7 +99,9 @@ export async function teardownProcessTree(
     // kill(2) only queues SIGSTOP: the root stops when next scheduled. Capture after it has, or it
     // could fork past the capture. A root stuck in D state does not stop: go on after the bound.
     if (frozen) await pollUntil(() => stoppedOrDead(root), FREEZE_WAIT_MS, 1);
-    const captured = captureTree(root);
+    // Scans of /proc go through the thread's turns (thread-turns.ts): hundreds of closes at once
+    // must not run hundreds of scans back to back.
+    const captured = await inTurn(() => captureTree(root));
     const terminated = await terminate(captured, signals, options.graceMs);
     await options.killContainer?.();
     const killed = await killSurvivors(root, captured, signals, verifyTimeoutMs);
@@ -230,7 +233,7 @@ async function killSurvivors(
   const killed = new Set<string>();
   for (const stat of captured) known.set(identityKey(stat), stat);
   for (;;) {
-    for (const stat of captureTree(root)) known.set(identityKey(stat), stat);
+    for (const stat of await inTurn(() => captureTree(root))) known.set(identityKey(stat), stat);
     const alive = [...known.values()].filter((stat) => isAlive(identityFromStat(stat)) === 'alive');
     if (alive.length === 0) return killed.size;
     if (performance.now() >= deadline) throw cleanupFailed(root, alive, signals.errors);
