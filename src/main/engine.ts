@@ -24,7 +24,7 @@ import {
   type ThreadFaultKind,
 } from '../shared/protocol.js';
 import type { SandboxProvider } from '../shared/sandbox.js';
-import type { PtyEngine, SpawnOptions, TerminalSession } from '../shared/types.js';
+import type { CloseOptions, PtyEngine, SpawnOptions, TerminalSession } from '../shared/types.js';
 import { HeartbeatMonitor, type HeartbeatStall } from './heartbeat-monitor.js';
 import { HostExitGuard } from './host-exit-guard.js';
 import { SerialLock } from './serial-lock.js';
@@ -174,8 +174,8 @@ export class Engine implements PtyEngine, EngineInternals {
     return attempt;
   }
 
-  close(): Promise<void> {
-    this.closing ??= this.closeAll();
+  close(options: CloseOptions = {}): Promise<void> {
+    this.closing ??= this.closeAll(options);
     return this.closing;
   }
 
@@ -395,12 +395,12 @@ export class Engine implements PtyEngine, EngineInternals {
     void replaced.finally(() => this.replacements.delete(replaced));
   }
 
-  private async closeAll(): Promise<void> {
+  private async closeAll(options: CloseOptions): Promise<void> {
     // Spawns in progress finish (or fail) first, so none publishes a session after we looked.
     await Promise.allSettled([...this.pending]);
     const failures: unknown[] = [];
     const results = await Promise.allSettled(
-      [...this.live.values()].map((session) => session.close('engine closed')),
+      [...this.live.values()].map((session) => session.close('engine closed', options)),
     );
     for (const result of results) if (result.status === 'rejected') failures.push(result.reason);
     // Tasks still running (a close failed, or an unpublished shell's cleanup failed): kill their

@@ -10,6 +10,7 @@ import { assertInputWithinLimit } from '../shared/input-limit.js';
 import type { SessionThreadApi } from '../shared/protocol.js';
 import { assertTerminalSize } from '../shared/terminal-size.js';
 import type {
+  CloseOptions,
   Dialect,
   Disposable,
   OutputChunk,
@@ -190,7 +191,7 @@ export class ThreadSession implements TerminalSession {
     };
   }
 
-  close(reason = 'closed'): Promise<SessionOutcome> {
+  close(reason = 'closed', options: CloseOptions = {}): Promise<SessionOutcome> {
     this.closeCall ??= (async () => {
       if (this.closed) throw new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`);
       // The close's reply comes after every earlier reply (one port, in order), so a send in flight has
@@ -203,7 +204,10 @@ export class ThreadSession implements TerminalSession {
           () => new Promise<never>(() => undefined),
         ),
       );
-      const outcome = await raceDeath(Promise.race([this.proxy.close(reason), taskOutcome]), this.death);
+      const outcome = await raceDeath(
+        Promise.race([this.proxy.close(reason, options.graceMs), taskOutcome]),
+        this.death,
+      );
       // The task resolves right after close(); waiting for it means the thread holds nothing of ours.
       await raceDeath(this.parts.taskDone, this.death).catch(() => undefined);
       this.closed = true;

@@ -141,8 +141,11 @@ export interface SessionThreadApi {
   resize(size: TerminalSize): Promise<void>;
   /** Turns live output publishing (the data plane) on or off. */
   setLiveOutput(enabled: boolean): Promise<void>;
-  /** Tears the session down; the Piscina task resolves afterwards. Retries if an earlier close failed. */
-  close(reason: string): Promise<SessionOutcome>;
+  /**
+   * Tears the session down (with a SIGTERM grace of at most `graceMs`, when given); the Piscina task
+   * resolves afterwards. Retries if an earlier close failed.
+   */
+  close(reason: string, graceMs?: number): Promise<SessionOutcome>;
 }
 
 /** What a session task exposes besides `SessionThreadApi` when its spec carries a `FaultPlan`. */

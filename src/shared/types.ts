@@ -252,6 +252,15 @@ export interface OutputChunk {
   dropped: number;
 }
 
+/** Options of a close. */
+export interface CloseOptions {
+  /**
+   * SIGTERM → SIGKILL grace of this close in ms, at most the engine's `disposeGraceMs` (a server whose
+   * client is gone closes with a short one, SPEC §4.8).
+   */
+  graceMs?: number;
+}
+
 /** A subscription that can be ended. */
 export interface Disposable {
   /** Stop the subscription; idempotent. */
@@ -303,7 +312,7 @@ export interface TerminalSession {
   /** Subscribes to live output (batched; a lagging subscriber sees `dropped` counts). */
   onOutput(listener: (chunk: OutputChunk) => void): Disposable;
   /** Tears the process tree down; retries if an earlier close failed. */
-  close(reason?: string): Promise<SessionOutcome>;
+  close(reason?: string, options?: CloseOptions): Promise<SessionOutcome>;
 }
 
 /** The engine: spawns sessions on its threads and closes them all on `close()`. */
@@ -312,6 +321,6 @@ export interface PtyEngine {
   spawn(options?: SpawnOptions, signal?: AbortSignal): Promise<TerminalSession>;
   /** Live sessions of this engine. */
   sessions(): TerminalSession[];
-  /** Closes every session, then the engine threads. Idempotent. */
-  close(): Promise<void>;
+  /** Closes every session, then the engine threads. Idempotent (the first call's options hold). */
+  close(options?: CloseOptions): Promise<void>;
 }

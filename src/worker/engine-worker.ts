@@ -46,7 +46,7 @@ export default async function runSessionTask(data: SessionTaskData): Promise<Ses
     status: async () => session.status(),
     resize: async (size) => session.resize(size),
     setLiveOutput: async (enabled) => session.setLiveOutput(enabled),
-    close: (reason) => session.close(reason),
+    close: (reason, graceMs) => session.close(reason, graceMs),
   };
   // Only a session of an engine made through the internal test entry can be told to crash its thread.
   const exposed = data.spec.faults === undefined ? api : { ...api, ...threadFaultApi() };

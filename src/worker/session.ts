@@ -596,16 +596,17 @@ export class SessionCore extends DisposableOwner {
    * settles an in-flight send as `session_exit`. A failed close is not cached: calling again retries
    * against the live process table.
    */
-  close(reason = 'closed'): Promise<SessionOutcome> {
+  close(reason = 'closed', graceMs?: number): Promise<SessionOutcome> {
     this.closing = true;
-    this.closeAttempt ??= this.runClose(reason).catch((error: unknown) => {
+    const grace = Math.min(this.spec.config.disposeGraceMs, graceMs ?? Number.POSITIVE_INFINITY);
+    this.closeAttempt ??= this.runClose(reason, Math.max(0, grace)).catch((error: unknown) => {
       this.closeAttempt = undefined;
       throw error;
     });
     return this.closeAttempt;
   }
 
-  private async runClose(reason: string): Promise<SessionOutcome> {
+  private async runClose(reason: string, graceMs: number): Promise<SessionOutcome> {
     const op = this.active?.op ?? this.startup;
     op?.stopReadiness();
     this.stopWriting();
@@ -619,7 +620,7 @@ export class SessionCore extends DisposableOwner {
     // Fault injection swallows every kill of the attempt, the container's included.
     const killContainer = kill === undefined ? this.containerKill() : undefined;
     if (this.root !== undefined) {
-      await teardownProcessTree(this.root, { graceMs: this.spec.config.disposeGraceMs, kill, killContainer });
+      await teardownProcessTree(this.root, { graceMs, kill, killContainer });
       await this.waitForExitEvent();
     } else {
       await killContainer?.(); // a launch that failed after the cgroup was made

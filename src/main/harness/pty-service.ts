@@ -9,6 +9,7 @@
 import { describeError, TerminalBackendCleanupError, TerminalError } from '../../shared/errors.js';
 import { LIMITS_UNKNOWN } from '../../shared/session-limits.js';
 import type {
+  CloseOptions,
   Dialect,
   Disposable,
   OutputChunk,
@@ -148,7 +149,7 @@ export interface PtyService {
   /** True while the owner has an open session or a spawn in progress. */
   hasOwnerActivity(owner: string): boolean;
   /** Aborts the owner's spawns and closes its sessions; failures are reported together. */
-  disposeOwned(owner: string, reason?: string): Promise<void>;
+  disposeOwned(owner: string, reason?: string, options?: CloseOptions): Promise<void>;
   /** Closes everything and clears every registry even when closes fail; failures reported together. */
   dispose(): Promise<void>;
 }
@@ -191,6 +192,9 @@ async function readStatus(session: TerminalSession): Promise<SessionStatus> {
   }
 }
 
+/** Longest part of an unknown session id that an error message repeats. */
+const MAX_ECHOED_ID_CHARS = 64;
+
 /** Creates an empty PTY service. */
 export function createPtyService(): PtyService {
   const backends = new Map<string, PtyBackend>();
@@ -208,7 +212,12 @@ export function createPtyService(): PtyService {
     assertOpen();
     const record = records.get(id);
     if (record === undefined || record.owner !== owner) {
-      throw new TerminalError('UNKNOWN_SESSION', `unknown PTY session: ${id}`);
+      // An id is echoed only in part: a client's megabytes of id must not come back as megabytes of error.
+      const shown =
+        id.length > MAX_ECHOED_ID_CHARS
+          ? `${id.slice(0, MAX_ECHOED_ID_CHARS)}… (${id.length} characters)`
+          : id;
+      throw new TerminalError('UNKNOWN_SESSION', `unknown PTY session: ${shown}`);
     }
     return record;
   }
@@ -238,9 +247,13 @@ export function createPtyService(): PtyService {
   }
 
   /** Closes a record once; concurrent callers share the close, a failed close is forgotten. */
-  function closeRecord(record: SessionRecord, reason: string): { shared: boolean; done: Promise<void> } {
+  function closeRecord(
+    record: SessionRecord,
+    reason: string,
+    options: CloseOptions = {},
+  ): { shared: boolean; done: Promise<void> } {
     if (record.closing !== undefined) return { shared: true, done: record.closing };
-    const done = record.session.close(reason).then(
+    const done = record.session.close(reason, options).then(
       () => {
         records.delete(record.id);
       },
@@ -253,8 +266,14 @@ export function createPtyService(): PtyService {
     return { shared: false, done };
   }
 
-  async function closeAll(selected: SessionRecord[], reason: string): Promise<unknown[]> {
-    const outcomes = await Promise.allSettled(selected.map((record) => closeRecord(record, reason).done));
+  async function closeAll(
+    selected: SessionRecord[],
+    reason: string,
+    options: CloseOptions = {},
+  ): Promise<unknown[]> {
+    const outcomes = await Promise.allSettled(
+      selected.map((record) => closeRecord(record, reason, options).done),
+    );
     return outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
   }
 
@@ -427,12 +446,12 @@ export function createPtyService(): PtyService {
       return false;
     },
 
-    async disposeOwned(owner, reason = 'owner disposed') {
+    async disposeOwned(owner, reason = 'owner disposed', options = {}) {
       assertOpen();
       const spawning = [...reservations].filter((reservation) => reservation.owner === owner);
       await abortReservations(spawning, new TerminalError('ABORTED', `PTY spawn aborted: ${reason}`));
       const owned = [...records.values()].filter((record) => record.owner === owner);
-      reportFailures(await closeAll(owned, reason), `disposing the PTY sessions of ${owner}`);
+      reportFailures(await closeAll(owned, reason, options), `disposing the PTY sessions of ${owner}`);
     },
 
     async dispose() {

@@ -9,6 +9,7 @@ import { TerminalError } from '../../shared/errors.js';
 import { LIMITS_UNKNOWN } from '../../shared/session-limits.js';
 import { assertTerminalSize } from '../../shared/terminal-size.js';
 import type {
+  CloseOptions,
   Containment,
   Dialect,
   Disposable,
@@ -115,7 +116,7 @@ export class WorldSession implements TerminalSession {
     };
   }
 
-  close(reason = 'closed'): Promise<SessionOutcome> {
+  close(reason = 'closed', options: CloseOptions = {}): Promise<SessionOutcome> {
     if (this.client.closedWith !== undefined && this.closeCall === undefined) {
       this.release();
       return Promise.resolve({
@@ -129,7 +130,7 @@ export class WorldSession implements TerminalSession {
         reason: `${reason} (${this.client.closedWith.message}; the far side closes the sessions of a link that ended)`,
       });
     }
-    this.closeCall ??= this.method<SessionOutcome>('close', reason).then(
+    this.closeCall ??= this.method<SessionOutcome>('close', reason, options).then(
       (outcome) => {
         this.release();
         return outcome;
