@@ -35,6 +35,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { TerminalError } from '../shared/errors.js';
 import { identityFromStat, type ProcessIdentity, type ProcStat } from '../shared/proc-stat.js';
 import {
+  blockedPendingSignals,
   descendantsOf,
   ignoredSignals,
   isAlive,
@@ -79,6 +80,11 @@ const POLL_MS = 5;
 const FREEZE_WAIT_MS = 100;
 /** SIGKILL takes effect within ms unless a process is stuck in uninterruptible sleep (D): then fail. */
 const DEFAULT_VERIFY_TIMEOUT_MS = 2_000;
+/**
+ * How long a process may keep a delivered SIGTERM blocked and pending before teardown stops waiting
+ * for it: far longer than a critical section, far shorter than the grace.
+ */
+const BLOCKED_TERM_WAIT_MS = 100;
 /** Bit of SIGTERM (15) in a `SigIgn` mask (bit n-1 is signal n). */
 const SIGTERM_MASK = 1n << 14n;
 
@@ -208,8 +214,31 @@ async function terminate(captured: ProcStat[], signals: Signaller, graceMs: numb
     if (stat.state === 'T') signals.send(identity, 'SIGCONT');
     awaited.push(identity);
   }
-  await pollUntil(() => awaited.every((identity) => isAlive(identity) !== 'alive'), graceMs);
+  // A process that keeps SIGTERM blocked and pending is not acting on it (bash between attempts at a
+  // fork its pids limit refused, in a fork bomb): it is no longer waited for once that lasted a while.
+  const blockedSince = new Map<ProcessIdentity, number>();
+  await pollUntil(() => {
+    const now = performance.now();
+    for (let i = awaited.length - 1; i >= 0; i--) {
+      const identity = awaited[i]!;
+      if (isAlive(identity) !== 'alive') continue;
+      if (!termBlockedPending(identity.pid)) {
+        blockedSince.delete(identity);
+        continue;
+      }
+      const since = blockedSince.get(identity) ?? now;
+      blockedSince.set(identity, since);
+      if (now - since >= BLOCKED_TERM_WAIT_MS) awaited.splice(i, 1);
+    }
+    return awaited.every((identity) => isAlive(identity) !== 'alive');
+  }, graceMs);
   return terminated;
+}
+
+/** Whether `pid` holds SIGTERM blocked and pending (unknown counts as no: we then wait). */
+function termBlockedPending(pid: number): boolean {
+  const pending = blockedPendingSignals(pid);
+  return pending !== undefined && (pending & SIGTERM_MASK) !== 0n;
 }
 
 /** Whether `pid` has SIGTERM set to SIG_IGN (unknown counts as not ignoring: we then wait). */
