@@ -8,6 +8,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { HAS_BWRAP } from './support/bwrap.js';
 import { createOuterCgroup, type OuterCgroup, outerCgroupUnavailable } from './support/outer-cgroup.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/limits-host.mjs', import.meta.url));
@@ -138,5 +139,20 @@ describe('session limits in cgroups, inside an outer cgroup', () => {
       });
     },
     60_000,
+  );
+
+  it.skipIf(unavailable !== undefined || !HAS_BWRAP)(
+    'tmpfs pages a confined session writes count against its cgroup; the engine cap holds for all tmpfs together',
+    async () => {
+      const report = await runScenario('tmpfs');
+      expect(report.containment).toBe('pid-namespace+cgroup');
+      expect(report.wroteOne).toBe(true);
+      expect(report.oneUsage as number).toBeGreaterThanOrEqual(60 * MIB);
+      expect(report.engineLimit).toBe(300 * MIB);
+      // 360 MiB of tmpfs asked for under a 300 MiB cap: the kernel held the cap, and killed to do so.
+      expect(report.engineMaxUsage as number).toBeLessThanOrEqual(300 * MIB);
+      expect((report.oomKills as number[]).some((kills) => kills !== 0)).toBe(true);
+    },
+    90_000,
   );
 });
