@@ -470,3 +470,87 @@ describe('every hierarchy a session uses is covered: its cgroup v1 limit cgroups
     }
   });
 });
+
+describe('limits nothing can enforce are reported, with the reason and the remedy', () => {
+  const UNPRIVILEGED_HOST = `
+    import { createPtyEngine } from ${JSON.stringify(new URL('../dist/main/index.js', import.meta.url).href)};
+    const engine = await createPtyEngine();
+    const session = await engine.spawn({ cwd: '/tmp' });
+    process.stdout.write(JSON.stringify(await session.status()));
+    await engine.close();
+  `;
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'an engine whose cgroups are not delegated to its user: every limit none',
+    async () => {
+      // As nobody, neither the v2 tree nor the v1 hierarchies of this (root-run) machine are writable.
+      const stdout = await new Promise<string>((resolve, reject) => {
+        execFile(
+          'setpriv',
+          [
+            '--reuid=nobody',
+            '--regid=nogroup',
+            '--clear-groups',
+            process.execPath,
+            '--input-type=module',
+            '-e',
+            UNPRIVILEGED_HOST,
+          ],
+          { env: { ...process.env, HOME: '/tmp' }, cwd: '/tmp' },
+          (error, out) => (error === null ? resolve(out) : reject(error)),
+        );
+      });
+      const status = JSON.parse(stdout) as {
+        containment: string;
+        limits: Record<string, { enforcedBy: string; reason?: string }>;
+      };
+      expect(status.containment).toBe('process-tree');
+      for (const limit of ['memory', 'pids', 'cpu']) {
+        expect(status.limits[limit]).toMatchObject({ enforcedBy: 'none' });
+        expect(status.limits[limit]!.reason).toMatch(/not writable.*systemd-run --user -p Delegate=yes/);
+      }
+    },
+  );
+});
+
+describe('stale limit cgroups of a dead engine process are swept at engine start (cgroup v1)', () => {
+  const line = readFileSync('/proc/self/cgroup', 'utf8')
+    .split('\n')
+    .find((entry) => entry.split(':')[1]?.split(',').includes('pids'));
+  const pidsHome = line === undefined ? undefined : path.join('/sys/fs/cgroup/pids', line.split(':')[2]!);
+  let sleeper: ChildProcess | undefined;
+  let stale: string | undefined;
+
+  afterEach(() => {
+    sleeper?.kill('SIGKILL');
+    sleeper = undefined;
+    if (stale === undefined) return;
+    for (const dir of [path.join(stale, 'engine-0/session-1-t1'), path.join(stale, 'engine-0'), stale]) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // swept already (the point of the test)
+      }
+    }
+    stale = undefined;
+  });
+
+  it.skipIf(pidsHome === undefined || !cgroupUsable(pidsHome))(
+    'a dead owner’s v1 directory and the process in it are killed and removed',
+    async () => {
+      const deadPid = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8'));
+      stale = path.join(pidsHome!, `agent-pty.${deadPid}.12345`);
+      const session = path.join(stale, 'engine-0/session-1-t1');
+      mkdirSync(session, { recursive: true });
+      const stray = spawn('sleep', ['77821'], { stdio: 'ignore' });
+      sleeper = stray;
+      const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+        stray.once('exit', (_code, signal) => resolve(signal)),
+      );
+      writeFileSync(path.join(session, 'cgroup.procs'), String(stray.pid));
+      await testEngine(ENGINE).then((engine) => engine.spawn({ cwd: workspace }));
+      await until('stale v1 cgroup swept', () => !existsSync(stale!), WAIT_MS);
+      expect(await exited).toBe('SIGKILL');
+    },
+  );
+});
