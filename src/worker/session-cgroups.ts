@@ -12,6 +12,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { detectCgroupLayout, LIMIT_CONTROLLERS, type LimitController } from '../shared/cgroup-hierarchy.js';
+import { TerminalError } from '../shared/errors.js';
 import type { LimitEnforcer, LimitEvents, SessionLimits, UnenforcedLimit } from '../shared/types.js';
 import {
   type CgroupHome,
@@ -210,7 +211,13 @@ export class SessionCgroups {
   remove(): void {
     this.final ??= this.counters();
     for (const [controller, dir] of this.v1) {
-      rmdirIgnoringGone(dir);
+      try {
+        rmdirIgnoringGone(dir);
+      } catch (error) {
+        throw new TerminalError('CLEANUP_FAILED', `could not remove the session's limit cgroup ${dir}`, {
+          cause: error,
+        });
+      }
       this.releaseHierarchy(controller);
     }
     this.containment?.remove();
