@@ -237,7 +237,7 @@ export interface TerminalSession {
   readonly id: string;
   /** Optional human-readable name. */
   readonly name: string | undefined;
-  /** Pid of the pty child (the shell, or the sandbox launcher that runs it). */
+  /** The shell's pid as the host sees it (in a confined mode, not the sandbox launcher's). */
   readonly pid: number;
   /** Bounded startup output of the shell. */
   readonly motd: string;

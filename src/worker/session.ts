@@ -361,10 +361,10 @@ export class SessionCore extends DisposableOwner {
   }
 
   /**
-   * Resolves with the MOTD (the first phase's output) once the dialect's startup phases are done;
-   * rejects on timeout or early exit.
+   * Resolves with the MOTD (the first phase's output) and the shell's host pid once the dialect's
+   * startup phases are done; rejects on timeout or early exit.
    */
-  async awaitStartup(): Promise<{ motd: string }> {
+  async awaitStartup(): Promise<{ motd: string; shellPid: number }> {
     const first = this.startup;
     if (first === undefined || this.installation === undefined) {
       throw new TerminalError('INTERNAL', 'awaitStartup before launch');
@@ -375,7 +375,9 @@ export class SessionCore extends DisposableOwner {
     }
     this.startup = undefined;
     this.resultCursor = this.outputWindow.mark(); // the MOTD is the startup's; results start after it
-    return { motd: ready.viewport };
+    // The startup's prompt identified the shell (a confined one below the sandbox launcher, by the
+    // namespace pid its marker carries); the pty child stands in only if no marker ever named it.
+    return { motd: ready.viewport, shellPid: this.shellIdentity?.pid ?? this.root!.pid };
   }
 
   /** Starts a startup phase under the one startup deadline. */
