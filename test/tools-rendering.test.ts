@@ -71,7 +71,10 @@ describe('tool definitions', () => {
     expect(send.properties.submit).toMatchObject({ type: 'boolean', default: true });
     expect(send.properties.timeoutMs).toMatchObject({ type: 'integer', exclusiveMinimum: 0 });
     expect(send.properties.waitFor).toMatchObject({ type: 'string', minLength: 1 });
-    expect(TERMINAL_TOOLS[1]!.description).toMatch(/Without text, nothing is typed and the call only waits/);
+    expect(TERMINAL_TOOLS[1]!.description).toMatch(
+      /Without text \(and keys\), nothing is typed and the call only waits/,
+    );
+    expect(TERMINAL_TOOLS[1]!.description).toMatch(/To press Enter alone .* send text ""/);
     expect(TERMINAL_TOOLS[1]!.description).toMatch(/waitFor "Serving HTTP on/);
     const signal = TERMINAL_TOOLS[3]!.inputSchema as { properties: { signal: { enum: string[] } } };
     expect(signal.properties.signal.enum).toEqual(['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGTSTP', 'SIGHUP']);

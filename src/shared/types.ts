@@ -91,11 +91,13 @@ export interface SpawnOptions {
 }
 
 /**
- * One send: text typed into the terminal, then a wait for readiness. Without `text` (and `keys`) the
+ * One send: text typed into the terminal, then a wait for readiness. Without `text` and `keys` the
  * send writes nothing and only waits: how a model keeps waiting for a command that is still running.
+ * `text: ''` (with `submit`) is input: it presses Enter. A send that would write nothing although it
+ * gives `text` or `keys` (`text: ''` with `submit: false`, `keys: []`) is refused (`INVALID_ARGUMENT`).
  */
 export interface SendRequest {
-  /** Text to type (optional: no input = wait only). */
+  /** Text to type (optional: no `text` and no `keys` = wait only; `''` with `submit` = press Enter). */
   text?: string;
   /** Press Enter after the text (default true; ignored without text, and for a `keys` send). */
   submit?: boolean;

@@ -50,7 +50,7 @@ import type { ShellIdentity } from './readiness.js';
 import { ReplyGate } from './reply-gate.js';
 import { OutputSanitizer, type SanitizerSink } from './sanitizer.js';
 import { type SendContext, SendOperation } from './send-operation.js';
-import { planSend } from './send-request.js';
+import { NOTHING_TO_WRITE, planSend } from './send-request.js';
 import { type ForegroundSample, sampleForeground, type ThreadWait } from './stdin-wait.js';
 import { waitSyscallTable } from './syscall-table.js';
 import { teardownProcessTree } from './teardown.js';
@@ -440,10 +440,10 @@ export class SessionCore extends DisposableOwner {
     const keys = request.keys;
     if (keys !== undefined) {
       validateKeys(keys, this.outputModel.alternateScreen);
-      if (plan.text !== '')
-        throw new TerminalError('INVALID_ARGUMENT', 'a send carries either text or keys, not both');
       plan.text = encodeKeys(keys, { applicationCursorKeys: this.replier?.applicationCursorKeys ?? false });
       plan.submit = false;
+      // Only `{ text: '' }` literals: as good as `keys: []` (planSend refused that one).
+      if (plan.text === '') throw new TerminalError('INVALID_ARGUMENT', NOTHING_TO_WRITE);
     }
     assertInputWithinLimit(plan.text, this.spec.config.maxInputBytes); // the host checked too; never trust one side
     if (this.startup !== undefined) throw new TerminalError('SEND_ACTIVE', 'the session is still starting');

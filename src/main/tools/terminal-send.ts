@@ -1,9 +1,10 @@
 /**
- * `terminal_send {sessionId, text?, submit?, timeoutMs?, waitFor?}` → `{ output, foreground?,
+ * `terminal_send {sessionId, text?, submit?, keys?, timeoutMs?, waitFor?}` → `{ output, foreground?,
  * waitReason, exitCode?, cwd?, sessionStatus, truncated, elapsedMs }`. Rendered: the output of this
  * send, then `[wait: …]`, `[exit: …]` when the shell's prompt proved it, `[foreground: …]` when a
  * program other than the shell holds the terminal, `[session: …]`, and a truncation note when output
- * was dropped. Without text the send only waits: how a model keeps waiting for a running command.
+ * was dropped. Without text and keys the send only waits: how a model keeps waiting for a running
+ * command; `text: ""` presses Enter.
  */
 import { z } from 'zod';
 import { resolveEngineConfig } from '../../shared/config.js';
@@ -36,8 +37,10 @@ export const terminalSend = defineTool({
     'Type text into a terminal session and press Enter (unless submit is false), then wait until the ' +
     'terminal is ready for input again and return the output. Ready means the shell is back at its ' +
     'prompt, or the running program (a python3 REPL, a y/n question, `read`) is waiting to read input. ' +
-    'Without text, nothing is typed and the call only waits: use it to keep waiting for a command that ' +
-    'is still running; output that arrived since the previous result comes first. The result ends with ' +
+    'Without text (and keys), nothing is typed and the call only waits: use it to keep waiting for a ' +
+    'command that is still running; output that arrived since the previous result comes first. To press ' +
+    'Enter alone (accept a default, an empty passphrase, "Press Enter to continue", nano\'s file-name ' +
+    'prompt) send text "" (with submit true, the default). The result ends with ' +
     '[wait: <reason>]: stdin_read = proven ready; running = the wait bound (timeoutMs) passed and the ' +
     'command is still running (call again without text to keep waiting); pattern = your waitFor ' +
     'matched; inferred_idle and timeout = NOT proven finished. Then [exit: <code>] of the last command ' +
@@ -56,13 +59,16 @@ export const terminalSend = defineTool({
       .string({ error: 'must be the text to type, as a string (omit it to only wait)' })
       .optional()
       .describe(
-        'Text to type, e.g. "ls -la" or "print(6*7)". Use "" with submit=true to press Enter. Omit it to ' +
-          'type nothing and only wait (keep waiting for a running command).',
+        'Text to type, e.g. "ls -la" or "print(6*7)". "" presses Enter alone (with submit true, the ' +
+          'default). Omit it (and keys) to type nothing and only wait (keep waiting for a running command).',
       ),
     submit: z
       .boolean({ error: 'must be true (press Enter after the text, default) or false' })
       .default(true)
-      .describe('Press Enter after the text (default true; ignored without text).'),
+      .describe(
+        'Press Enter after the text (default true; ignored without text and for keys). text "" with ' +
+          'submit false would type nothing and is refused: omit text to wait.',
+      ),
     timeoutMs: z
       .number({ error: 'must be a number of milliseconds, e.g. 60000' })
       .int('must be a whole number of milliseconds, e.g. 60000')
@@ -89,8 +95,8 @@ export const terminalSend = defineTool({
       .optional()
       .describe(
         `Instead of text: keys pressed in order, as tmux send-keys names (${KEY_NAMES.join(', ')}) or ` +
-          '{"text": "..."} for literal text. No Enter is added. C-c is only sent to a full-screen ' +
-          'program; to interrupt a command use terminal_signal.',
+          '{"text": "..."} for literal text. No Enter is added; an empty list types nothing and is ' +
+          'refused. C-c is only sent to a full-screen program; to interrupt a command use terminal_signal.',
       ),
   }),
   output: z.strictObject({
