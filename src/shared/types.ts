@@ -111,6 +111,12 @@ export interface SendRequest {
   /** This send's wait bound in ms (default config `timeoutMs`, at most `maxTimeoutMs`). */
   timeoutMs?: number;
   /**
+   * A cap on this send's wait bound in ms, set by whoever serves the send (an MCP server's
+   * `--max-wait`, below its client's request timeout): the bound is `min(timeoutMs ?? config
+   * timeoutMs, maxWaitMs, maxTimeoutMs)`, and a result whose bound it cut says so (`cappedWait`).
+   */
+  maxWaitMs?: number;
+  /**
    * Settle with `pattern` once this regular expression (RE2 syntax, linear time) matches a completed
    * line of the send's output or its current partial line, e.g. `Listening on|ready in`.
    */
@@ -155,6 +161,16 @@ export interface TerminalSendResult {
   truncated: boolean;
   /** Milliseconds from the start of the send to its settle. */
   elapsedMs: number;
+  /** Present when the send's `maxWaitMs` cut its wait bound: the bound applied and the one asked. */
+  cappedWait?: CappedWait;
+}
+
+/** How a send's cap (`maxWaitMs`) cut its wait bound. */
+export interface CappedWait {
+  /** The wait bound applied, in ms (the cap). */
+  boundMs: number;
+  /** The bound asked: the send's `timeoutMs`, else the engine's config `timeoutMs`. */
+  askedMs: number;
 }
 
 /** Output delta of an in-flight send since the previous `readOutput()`. */

@@ -5,6 +5,7 @@
 import type { EngineConfig } from '../shared/config.js';
 import { TerminalError } from '../shared/errors.js';
 import type { SendSpec } from '../shared/protocol.js';
+import type { CappedWait } from '../shared/types.js';
 import { compileWaitPattern, type WaitPattern } from './wait-pattern.js';
 
 /** A validated send, ready for `SendOperation`. */
@@ -15,6 +16,8 @@ export interface SendPlan {
   submit: boolean;
   /** This send's wait bound in ms. */
   timeoutMs: number;
+  /** Set when the send's `maxWaitMs` cut its wait bound (reported in the result). */
+  cappedWait: CappedWait | undefined;
   /** The compiled `waitFor`, when given. */
   waitFor: WaitPattern | undefined;
 }
@@ -30,10 +33,10 @@ export function planSend(request: SendSpec, config: EngineConfig): SendPlan {
   if (typeof request !== 'object' || request === null) {
     throw new TerminalError(
       'INVALID_ARGUMENT',
-      'a send takes an object: { text?, submit?, keys?, timeoutMs?, waitFor? }',
+      'a send takes an object: { text?, submit?, keys?, timeoutMs?, maxWaitMs?, waitFor? }',
     );
   }
-  const { text, submit, keys, timeoutMs, waitFor } = request;
+  const { text, submit, keys, timeoutMs, maxWaitMs, waitFor } = request;
   if (text !== undefined && typeof text !== 'string') {
     throw new TerminalError('INVALID_ARGUMENT', `text must be a string, got ${typeof text}`);
   }
@@ -48,20 +51,23 @@ export function planSend(request: SendSpec, config: EngineConfig): SendPlan {
   if (text === '' && submit === false) throw new TerminalError('INVALID_ARGUMENT', NOTHING_TO_WRITE);
   if (Array.isArray(keys) && keys.length === 0) throw new TerminalError('INVALID_ARGUMENT', NOTHING_TO_WRITE);
   assertMilliseconds('timeoutMs', timeoutMs);
+  assertMilliseconds('maxWaitMs', maxWaitMs);
   if (waitFor !== undefined && typeof waitFor !== 'string') {
     throw new TerminalError('INVALID_ARGUMENT', `waitFor must be a string, got ${typeof waitFor}`);
   }
+  const bound = waitBound(timeoutMs, maxWaitMs, config);
   return {
     text: text ?? '',
     // Only a send without text and keys is wait-only; `text: ''` presses Enter (SPEC §4.2).
     submit: text !== undefined && (submit ?? true),
-    timeoutMs: waitBound(timeoutMs, config),
+    timeoutMs: bound.timeoutMs,
+    cappedWait: bound.cappedWait,
     waitFor: waitFor === undefined ? undefined : compileWaitPattern(waitFor),
   };
 }
 
 /** Refuses a wait-bound field that is given but not a positive integer of milliseconds. */
-function assertMilliseconds(field: 'timeoutMs', value: unknown): void {
+function assertMilliseconds(field: 'timeoutMs' | 'maxWaitMs', value: unknown): void {
   if (value === undefined) return;
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
     throw new TerminalError(
@@ -71,14 +77,26 @@ function assertMilliseconds(field: 'timeoutMs', value: unknown): void {
   }
 }
 
-/** The send's wait bound: `timeoutMs ?? config timeoutMs`, refused above `maxTimeoutMs`. */
-function waitBound(timeoutMs: number | undefined, config: EngineConfig): number {
+/**
+ * The send's wait bound: `min(timeoutMs ?? config timeoutMs, maxWaitMs, maxTimeoutMs)` (SPEC §7). A
+ * `timeoutMs` above `maxTimeoutMs` is the caller's mistake and refused — unless the cap cuts it to an
+ * allowed bound anyway: the cap belongs to whoever serves the send, and a model that asked for an hour
+ * is then simply told the bound it got.
+ */
+function waitBound(
+  timeoutMs: number | undefined,
+  maxWaitMs: number | undefined,
+  config: EngineConfig,
+): { timeoutMs: number; cappedWait: CappedWait | undefined } {
   const asked = timeoutMs ?? config.timeoutMs;
+  if (maxWaitMs !== undefined && maxWaitMs < asked && maxWaitMs <= config.maxTimeoutMs) {
+    return { timeoutMs: maxWaitMs, cappedWait: { boundMs: maxWaitMs, askedMs: asked } };
+  }
   if (asked > config.maxTimeoutMs) {
     throw new TerminalError(
       'INVALID_ARGUMENT',
       `timeoutMs ${asked} is above maxTimeoutMs (${config.maxTimeoutMs}); wait again with a send without text instead`,
     );
   }
-  return asked;
+  return { timeoutMs: asked, cappedWait: undefined };
 }
