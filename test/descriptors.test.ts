@@ -59,8 +59,8 @@ function field(result: TerminalSendResult, name: string): string | undefined {
 }
 
 /**
- * Host pid of the shell itself: for a confined session `session.pid` is the sandbox launcher and `$$`
- * a pid in the sandbox's PID namespace, so take the host pid the result names as the foreground.
+ * Host pid of the shell itself, as the result names it in the foreground (`$$` would be a pid in the
+ * sandbox's PID namespace for a confined session).
  */
 async function shellPid(session: TerminalSession): Promise<number> {
   const { foreground } = await run(session, 'true');

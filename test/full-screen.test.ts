@@ -29,7 +29,7 @@ async function untilScreenGone(
 ): Promise<TerminalSendResult> {
   let current = result;
   for (let attempt = 0; attempt < 5 && current.screen !== undefined; attempt++) {
-    current = await session.startSend({ text: '', submit: false }).done;
+    current = await session.startSend({}).done;
   }
   return current;
 }

@@ -101,7 +101,7 @@ describe('terminal MCP server', () => {
     expect(textOf(noArgs)).toMatch(/"sessionId" is required; "signal" is required/);
   });
 
-  it('clamps every send to the wait bound of the server (50 s by default) and tells the model so', async () => {
+  it("sends the server's wait cap (50 s by default) with every send, and renders the cut the engine reports", async () => {
     expect(client.getInstructions()).toMatch(
       /one terminal_send call waits at most 50000 ms \(a larger timeoutMs is cut to that\)/,
     );
@@ -111,23 +111,38 @@ describe('terminal MCP server', () => {
       name: 'terminal_send',
       arguments: { sessionId: 'shell-1', text: 'make', timeoutMs: 3_600_000 },
     });
-    await client.callTool({ name: 'terminal_send', arguments: { sessionId: 'shell-1', timeoutMs: 20_000 } });
-    expect(session.sends.map((send) => send.timeoutMs)).toEqual([50_000, 20_000]);
+    await client.callTool({ name: 'terminal_send', arguments: { sessionId: 'shell-1' } });
+    // The tools never guess the engine's default: an omitted timeoutMs stays omitted, the cap travels.
+    expect(session.sends.map(({ timeoutMs, maxWaitMs }) => ({ timeoutMs, maxWaitMs }))).toEqual([
+      { timeoutMs: 3_600_000, maxWaitMs: 50_000 },
+      { timeoutMs: undefined, maxWaitMs: 50_000 },
+    ]);
 
     const narrow = createTerminalMcpServer({ pty: host.service('pty'), owner: 'conn', maxWaitMs: 800 });
     const narrowClient = new Client({ name: 'narrow', version: '1.0.0' });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await Promise.all([narrow.connect(serverSide), narrowClient.connect(clientSide)]);
     try {
-      session.script = () => ({ viewport: '', waitReason: 'running' });
+      session.script = () => ({
+        viewport: '',
+        waitReason: 'running',
+        cappedWait: { boundMs: 800, askedMs: 1_500 },
+      });
       const sent = await narrowClient.callTool({
         name: 'terminal_send',
         arguments: { sessionId: 'shell-1' },
       });
-      expect(session.sends[2]?.timeoutMs).toBe(800);
+      expect(session.sends[2]).toMatchObject({ maxWaitMs: 800 });
       expect(textOf(sent)).toMatch(
-        /\[wait bound: 800 ms, the most this server waits per call, instead of 30000 ms\]$/,
+        /\[wait bound: 800 ms, the most this server waits per call, instead of 1500 ms\]$/,
       );
+      // A bound the cap did not cut gets no note.
+      session.script = () => ({ viewport: '', waitReason: 'running' });
+      const uncut = await narrowClient.callTool({
+        name: 'terminal_send',
+        arguments: { sessionId: 'shell-1' },
+      });
+      expect(textOf(uncut)).not.toContain('[wait bound:');
     } finally {
       await narrowClient.close();
       await narrow.close();

@@ -202,7 +202,7 @@ describe('cancellation and signals', () => {
     expect(ready.waitReason).toBe('stdin_read');
     const ignored = session.startSend({ text: '\x03', submit: false });
     expect((await ignored.done).waitReason).toBe('stdin_read'); // still reading: \x03 did nothing
-    const cancel = session.startSend({ text: '' });
+    const cancel = session.startSend({});
     await cancel.cancel();
     const result = await cancel.done;
     expect(result.waitReason).toBe('stdin_read');

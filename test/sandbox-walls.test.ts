@@ -24,6 +24,11 @@ import {
 import { liveTree, sameNamespace, sleepsWithArgument } from './support/namespace.js';
 import { until } from './support/until.js';
 
+/** The parent of host process `pid`, from /proc. */
+function parentOf(pid: number): number {
+  return Number(/^PPid:\s*(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+}
+
 const itBwrap = bwrapIt('sandbox walls');
 
 /** One provider for the file (its availability probe runs once); the home is the real one. */
@@ -171,8 +176,7 @@ describe('its own PID namespace', () => {
       session,
       `sleep ${sleeper} & sleep ${sleeper} & ps -e -o pid= > /tmp/ps; echo procs-$(( $(wc -l < /tmp/ps) ))`,
     );
-    const shell = liveTree(session.pid).find((entry) => entry.comm === 'bash')!;
-    const namespace = sameNamespace(shell.pid);
+    const namespace = sameNamespace(session.pid); // session.pid is the shell's
     // bwrap's init, the shell and the two sleeps; ps itself was there too when it listed.
     expect(namespace.map((entry) => entry.comm).sort()).toEqual(['bash', 'bwrap', 'sleep', 'sleep']);
     expect(numberOn(result, 'procs')).toBe(namespace.length + 1);
@@ -235,12 +239,13 @@ describe('its own PID namespace', () => {
     const sleeper = uniqueSleepArgument();
     await run(session, `sleep ${sleeper} &`);
     await until('the background sleep', () => sleepsWithArgument(sleeper).length === 1, WAIT_MS);
-    const tree = liveTree(session.pid);
+    const launcher = parentOf(session.pid); // bwrap: the pty child, above the shell
+    const tree = liveTree(launcher);
     const started = performance.now();
     await session.close();
     // bwrap's init ignores SIGTERM from outside (the kernel shields a namespace's init); SIGKILL ends it.
     expect(performance.now() - started).toBeLessThan(disposeGraceMs / 2);
-    expect([session.pid, ...tree.map((entry) => entry.pid)].filter(isAlive)).toEqual([]);
+    expect([launcher, ...tree.map((entry) => entry.pid)].filter(isAlive)).toEqual([]);
   });
 
   itBwrap('job control, Ctrl-Z (SIGTSTP), fg and cancel work inside', async () => {

@@ -71,7 +71,10 @@ describe('tool definitions', () => {
     expect(send.properties.submit).toMatchObject({ type: 'boolean', default: true });
     expect(send.properties.timeoutMs).toMatchObject({ type: 'integer', exclusiveMinimum: 0 });
     expect(send.properties.waitFor).toMatchObject({ type: 'string', minLength: 1 });
-    expect(TERMINAL_TOOLS[1]!.description).toMatch(/Without text, nothing is typed and the call only waits/);
+    expect(TERMINAL_TOOLS[1]!.description).toMatch(
+      /Without text \(and keys\), nothing is typed and the call only waits/,
+    );
+    expect(TERMINAL_TOOLS[1]!.description).toMatch(/To press Enter alone .* send text ""/);
     expect(TERMINAL_TOOLS[1]!.description).toMatch(/waitFor "Serving HTTP on/);
     const signal = TERMINAL_TOOLS[3]!.inputSchema as { properties: { signal: { enum: string[] } } };
     expect(signal.properties.signal.enum).toEqual(['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGTSTP', 'SIGHUP']);
@@ -196,21 +199,27 @@ describe('terminal_send', () => {
     expect(atPrompt.json.foreground).toEqual({ pid: 80, command: 'bash' });
   });
 
-  it('clamps timeoutMs (and the default bound) to the call’s maxWaitMs and says so when it cut the wait', async () => {
+  it('passes timeoutMs as asked and maxWaitMs as the cap; notes a cut only when the engine reports one', async () => {
     const { id, session } = await open();
-    const clamped = { ...ctx, maxWaitMs: 1_000 };
-    session.script = () => ({ viewport: '', waitReason: 'running' });
-    const cut = await ok('terminal_send', { sessionId: id, text: 'make', timeoutMs: 600_000 }, clamped);
-    expect(session.sends[0]?.timeoutMs).toBe(1_000);
+    const capped = { ...ctx, maxWaitMs: 1_000 };
+    session.script = () => ({
+      viewport: '',
+      waitReason: 'running',
+      cappedWait: { boundMs: 1_000, askedMs: 600_000 },
+    });
+    const cut = await ok('terminal_send', { sessionId: id, text: 'make', timeoutMs: 600_000 }, capped);
+    expect(session.sends[0]).toMatchObject({ timeoutMs: 600_000, maxWaitMs: 1_000 });
     expect(cut.text).toMatch(
       /\n\[wait bound: 1000 ms, the most this server waits per call, instead of 600000 ms\]$/,
     );
-    await ok('terminal_send', { sessionId: id }, clamped);
-    expect(session.sends[1]?.timeoutMs).toBe(1_000);
-    await ok('terminal_send', { sessionId: id, timeoutMs: 300 }, clamped);
-    expect(session.sends[2]?.timeoutMs).toBe(300);
+    session.script = () => ({ viewport: '', waitReason: 'running' });
+    const uncut = await ok('terminal_send', { sessionId: id }, capped);
+    expect(session.sends[1]).not.toHaveProperty('timeoutMs'); // the engine's own default, never guessed
+    expect(session.sends[1]).toMatchObject({ maxWaitMs: 1_000 });
+    expect(uncut.text).not.toContain('[wait bound:');
     await ok('terminal_send', { sessionId: id, timeoutMs: 600_000 });
-    expect(session.sends[3]?.timeoutMs).toBe(600_000);
+    expect(session.sends[2]).toMatchObject({ timeoutMs: 600_000 });
+    expect(session.sends[2]).not.toHaveProperty('maxWaitMs');
   });
 
   it('hands live output to onLiveLines as line batches while the send runs, and unsubscribes when it settles', async () => {

@@ -288,14 +288,15 @@ export class Engine implements PtyEngine, EngineInternals {
       launched = true;
       this.tasks.set(id, closeUnpublished);
       this.guard.register(id, info.identity, info.cgroupDir);
-      const { motd } = await withAbort(
+      const { motd, shellPid } = await withAbort(
         call(() => proxy.awaitStartup()),
         signal,
       );
       const session = new ThreadSession({
         id,
         name: options.name,
-        pid: info.identity.pid,
+        // The shell's, as SPEC §5 promises; the guard keeps the pty child's identity (it kills the tree).
+        pid: shellPid,
         motd,
         sandbox: selection,
         dialect,

@@ -32,6 +32,7 @@ import { LiveOutputReceiver } from './live-output-receiver.js';
 export interface ThreadSessionParts {
   id: string;
   name: string | undefined;
+  /** The shell's host pid (in a confined mode the shell's, not the sandbox launcher's). */
   pid: number;
   motd: string;
   sandbox: SandboxSelection | undefined;

@@ -91,11 +91,13 @@ export interface SpawnOptions {
 }
 
 /**
- * One send: text typed into the terminal, then a wait for readiness. Without `text` (and `keys`) the
+ * One send: text typed into the terminal, then a wait for readiness. Without `text` and `keys` the
  * send writes nothing and only waits: how a model keeps waiting for a command that is still running.
+ * `text: ''` (with `submit`) is input: it presses Enter. A send that would write nothing although it
+ * gives `text` or `keys` (`text: ''` with `submit: false`, `keys: []`) is refused (`INVALID_ARGUMENT`).
  */
 export interface SendRequest {
-  /** Text to type (optional: no input = wait only). */
+  /** Text to type (optional: no `text` and no `keys` = wait only; `''` with `submit` = press Enter). */
   text?: string;
   /** Press Enter after the text (default true; ignored without text, and for a `keys` send). */
   submit?: boolean;
@@ -108,6 +110,12 @@ export interface SendRequest {
   keys?: SendKey[];
   /** This send's wait bound in ms (default config `timeoutMs`, at most `maxTimeoutMs`). */
   timeoutMs?: number;
+  /**
+   * A cap on this send's wait bound in ms, set by whoever serves the send (an MCP server's
+   * `--max-wait`, below its client's request timeout): the bound is `min(timeoutMs ?? config
+   * timeoutMs, maxWaitMs, maxTimeoutMs)`, and a result whose bound it cut says so (`cappedWait`).
+   */
+  maxWaitMs?: number;
   /**
    * Settle with `pattern` once this regular expression (RE2 syntax, linear time) matches a completed
    * line of the send's output or its current partial line, e.g. `Listening on|ready in`.
@@ -153,6 +161,16 @@ export interface TerminalSendResult {
   truncated: boolean;
   /** Milliseconds from the start of the send to its settle. */
   elapsedMs: number;
+  /** Present when the send's `maxWaitMs` cut its wait bound: the bound applied and the one asked. */
+  cappedWait?: CappedWait;
+}
+
+/** How a send's cap (`maxWaitMs`) cut its wait bound. */
+export interface CappedWait {
+  /** The wait bound applied, in ms (the cap). */
+  boundMs: number;
+  /** The bound asked: the send's `timeoutMs`, else the engine's config `timeoutMs`. */
+  askedMs: number;
 }
 
 /** Output delta of an in-flight send since the previous `readOutput()`. */
@@ -237,7 +255,7 @@ export interface TerminalSession {
   readonly id: string;
   /** Optional human-readable name. */
   readonly name: string | undefined;
-  /** Pid of the pty child (the shell, or the sandbox launcher that runs it). */
+  /** The shell's pid as the host sees it (in a confined mode, not the sandbox launcher's). */
   readonly pid: number;
   /** Bounded startup output of the shell. */
   readonly motd: string;

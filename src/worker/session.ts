@@ -50,7 +50,7 @@ import type { ShellIdentity } from './readiness.js';
 import { ReplyGate } from './reply-gate.js';
 import { OutputSanitizer, type SanitizerSink } from './sanitizer.js';
 import { type SendContext, SendOperation } from './send-operation.js';
-import { planSend } from './send-request.js';
+import { NOTHING_TO_WRITE, planSend } from './send-request.js';
 import { type ForegroundSample, sampleForeground, type ThreadWait } from './stdin-wait.js';
 import { waitSyscallTable } from './syscall-table.js';
 import { teardownProcessTree } from './teardown.js';
@@ -361,10 +361,10 @@ export class SessionCore extends DisposableOwner {
   }
 
   /**
-   * Resolves with the MOTD (the first phase's output) once the dialect's startup phases are done;
-   * rejects on timeout or early exit.
+   * Resolves with the MOTD (the first phase's output) and the shell's host pid once the dialect's
+   * startup phases are done; rejects on timeout or early exit.
    */
-  async awaitStartup(): Promise<{ motd: string }> {
+  async awaitStartup(): Promise<{ motd: string; shellPid: number }> {
     const first = this.startup;
     if (first === undefined || this.installation === undefined) {
       throw new TerminalError('INTERNAL', 'awaitStartup before launch');
@@ -375,7 +375,9 @@ export class SessionCore extends DisposableOwner {
     }
     this.startup = undefined;
     this.resultCursor = this.outputWindow.mark(); // the MOTD is the startup's; results start after it
-    return { motd: ready.viewport };
+    // The startup's prompt identified the shell (a confined one below the sandbox launcher, by the
+    // namespace pid its marker carries); the pty child stands in only if no marker ever named it.
+    return { motd: ready.viewport, shellPid: this.shellIdentity?.pid ?? this.root!.pid };
   }
 
   /** Starts a startup phase under the one startup deadline. */
@@ -438,10 +440,10 @@ export class SessionCore extends DisposableOwner {
     const keys = request.keys;
     if (keys !== undefined) {
       validateKeys(keys, this.outputModel.alternateScreen);
-      if (plan.text !== '')
-        throw new TerminalError('INVALID_ARGUMENT', 'a send carries either text or keys, not both');
       plan.text = encodeKeys(keys, { applicationCursorKeys: this.replier?.applicationCursorKeys ?? false });
       plan.submit = false;
+      // Only `{ text: '' }` literals: as good as `keys: []` (planSend refused that one).
+      if (plan.text === '') throw new TerminalError('INVALID_ARGUMENT', NOTHING_TO_WRITE);
     }
     assertInputWithinLimit(plan.text, this.spec.config.maxInputBytes); // the host checked too; never trust one side
     if (this.startup !== undefined) throw new TerminalError('SEND_ACTIVE', 'the session is still starting');

@@ -89,7 +89,7 @@ export interface PtySessionSnapshot {
   type: string;
   /** Execution world the session runs in, when not this machine. */
   world?: string;
-  /** Pid of the pty child (in its world's pid space). */
+  /** The shell's pid, as its world's host sees it (not a sandbox launcher's). */
   pid: number;
   /** The shell's dialect. */
   shell: Dialect;

@@ -1,12 +1,12 @@
 /**
- * `terminal_send {sessionId, text?, submit?, timeoutMs?, waitFor?}` → `{ output, foreground?,
+ * `terminal_send {sessionId, text?, submit?, keys?, timeoutMs?, waitFor?}` → `{ output, foreground?,
  * waitReason, exitCode?, cwd?, sessionStatus, truncated, elapsedMs }`. Rendered: the output of this
  * send, then `[wait: …]`, `[exit: …]` when the shell's prompt proved it, `[foreground: …]` when a
- * program other than the shell holds the terminal, `[session: …]`, and a truncation note when output
- * was dropped. Without text the send only waits: how a model keeps waiting for a running command.
+ * program other than the shell holds the terminal, `[session: …]`, a note when the server's cap cut
+ * the wait bound, and a truncation note when output was dropped. Without text and keys the send only
+ * waits: how a model keeps waiting for a running command; `text: ""` presses Enter.
  */
 import { z } from 'zod';
-import { resolveEngineConfig } from '../../shared/config.js';
 import { KEY_NAMES } from '../../shared/keys.js';
 import type { Disposable, SendRequest, TerminalSendResult } from '../../shared/types.js';
 import { LiveLinesBatcher } from './live-lines.js';
@@ -25,9 +25,6 @@ import { DEFAULT_MAX_RESULT_BYTES, defineTool, type TerminalToolContext } from '
 /** Longest accepted `waitFor` expression (the engine's own bound): a pattern is a few words, not a program. */
 const MAX_WAIT_FOR_LENGTH = 4_096;
 
-/** The engine's default wait bound of a send, clamped like an explicit one when a call has a maximum. */
-const DEFAULT_SEND_TIMEOUT_MS = resolveEngineConfig().timeoutMs;
-
 /** Types into a session (or only waits) until it is ready for input again. */
 export const terminalSend = defineTool({
   name: 'terminal_send',
@@ -36,8 +33,10 @@ export const terminalSend = defineTool({
     'Type text into a terminal session and press Enter (unless submit is false), then wait until the ' +
     'terminal is ready for input again and return the output. Ready means the shell is back at its ' +
     'prompt, or the running program (a python3 REPL, a y/n question, `read`) is waiting to read input. ' +
-    'Without text, nothing is typed and the call only waits: use it to keep waiting for a command that ' +
-    'is still running; output that arrived since the previous result comes first. The result ends with ' +
+    'Without text (and keys), nothing is typed and the call only waits: use it to keep waiting for a ' +
+    'command that is still running; output that arrived since the previous result comes first. To press ' +
+    'Enter alone (accept a default, an empty passphrase, "Press Enter to continue", nano\'s file-name ' +
+    'prompt) send text "" (with submit true, the default). The result ends with ' +
     '[wait: <reason>]: stdin_read = proven ready; running = the wait bound (timeoutMs) passed and the ' +
     'command is still running (call again without text to keep waiting); pattern = your waitFor ' +
     'matched; inferred_idle and timeout = NOT proven finished. Then [exit: <code>] of the last command ' +
@@ -56,13 +55,16 @@ export const terminalSend = defineTool({
       .string({ error: 'must be the text to type, as a string (omit it to only wait)' })
       .optional()
       .describe(
-        'Text to type, e.g. "ls -la" or "print(6*7)". Use "" with submit=true to press Enter. Omit it to ' +
-          'type nothing and only wait (keep waiting for a running command).',
+        'Text to type, e.g. "ls -la" or "print(6*7)". "" presses Enter alone (with submit true, the ' +
+          'default). Omit it (and keys) to type nothing and only wait (keep waiting for a running command).',
       ),
     submit: z
       .boolean({ error: 'must be true (press Enter after the text, default) or false' })
       .default(true)
-      .describe('Press Enter after the text (default true; ignored without text).'),
+      .describe(
+        'Press Enter after the text (default true; ignored without text and for keys). text "" with ' +
+          'submit false would type nothing and is refused: omit text to wait.',
+      ),
     timeoutMs: z
       .number({ error: 'must be a number of milliseconds, e.g. 60000' })
       .int('must be a whole number of milliseconds, e.g. 60000')
@@ -70,7 +72,8 @@ export const terminalSend = defineTool({
       .optional()
       .describe(
         'How long this call waits at most before it returns [wait: running] (the command keeps running; ' +
-          'call again without text to keep waiting). Default: the server default (30 s).',
+          "call again without text to keep waiting). Default: the terminal engine's own default; the " +
+          'server may cap it.',
       ),
     waitFor: z
       .string({ error: 'must be a regular expression as a string, e.g. "Listening on|ready in"' })
@@ -89,8 +92,8 @@ export const terminalSend = defineTool({
       .optional()
       .describe(
         `Instead of text: keys pressed in order, as tmux send-keys names (${KEY_NAMES.join(', ')}) or ` +
-          '{"text": "..."} for literal text. No Enter is added. C-c is only sent to a full-screen ' +
-          'program; to interrupt a command use terminal_signal.',
+          '{"text": "..."} for literal text. No Enter is added; an empty list types nothing and is ' +
+          'refused. C-c is only sent to a full-screen program; to interrupt a command use terminal_signal.',
       ),
   }),
   output: z.strictObject({
@@ -110,7 +113,6 @@ export const terminalSend = defineTool({
       .optional(),
   }),
   async run(args, ctx) {
-    const wait = waitBound(args.timeoutMs, ctx.maxWaitMs);
     const request: SendRequest = {
       // keys, or text (+ Enter unless submit is false), or neither: a wait that types nothing.
       ...(args.keys !== undefined
@@ -118,15 +120,19 @@ export const terminalSend = defineTool({
         : args.text === undefined
           ? {}
           : { text: args.text, submit: args.submit }),
-      ...(wait.timeoutMs === undefined ? {} : { timeoutMs: wait.timeoutMs }),
+      // The engine applies its own default bound and the server's cap (SPEC §7): never guessed here.
+      ...(args.timeoutMs === undefined ? {} : { timeoutMs: args.timeoutMs }),
+      ...(ctx.maxWaitMs === undefined ? {} : { maxWaitMs: ctx.maxWaitMs }),
       ...(args.waitFor === undefined ? {} : { waitFor: args.waitFor }),
       ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
     };
     const result = await sendWithLiveLines(ctx, args.sessionId, request);
+    // The engine says when the cap cut the bound, and by how much: only then does the note appear.
+    const cut = result.cappedWait;
     const clampNote =
-      wait.clampedFrom !== undefined && (result.waitReason === 'running' || result.waitReason === 'timeout')
+      cut !== undefined && (result.waitReason === 'running' || result.waitReason === 'timeout')
         ? [
-            `[wait bound: ${wait.timeoutMs} ms, the most this server waits per call, instead of ${wait.clampedFrom} ms]`,
+            `[wait bound: ${cut.boundMs} ms, the most this server waits per call, instead of ${cut.askedMs} ms]`,
           ]
         : [];
     const trailer = [
@@ -178,17 +184,6 @@ export const terminalSend = defineTool({
     };
   },
 });
-
-/** The send's wait bound under the call's maximum, and what was asked when the maximum cut it. */
-function waitBound(
-  asked: number | undefined,
-  maxWaitMs: number | undefined,
-): { timeoutMs: number | undefined; clampedFrom: number | undefined } {
-  if (maxWaitMs === undefined) return { timeoutMs: asked, clampedFrom: undefined };
-  const wanted = asked ?? DEFAULT_SEND_TIMEOUT_MS;
-  if (wanted <= maxWaitMs) return { timeoutMs: wanted, clampedFrom: undefined };
-  return { timeoutMs: maxWaitMs, clampedFrom: wanted };
-}
 
 /**
  * Runs the send; when the caller takes live output, subscribes before anything is typed (so the echo
