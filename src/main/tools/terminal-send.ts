@@ -1,25 +1,17 @@
 /**
- * `terminal_send {sessionId, text?, submit?, timeoutMs?, waitFor?}` → `{ output, foreground?,
- * waitReason, exitCode?, cwd?, sessionStatus, truncated, elapsedMs }`. Rendered: the output of this
- * send, then `[wait: …]`, `[exit: …]` when the shell's prompt proved it, `[foreground: …]` when a
- * program other than the shell holds the terminal, `[session: …]`, and a truncation note when output
- * was dropped. Without text the send only waits: how a model keeps waiting for a running command.
+ * `terminal_send {sessionId, text?, submit?, keys?, timeoutMs?, waitFor?}` → `{ output, screen?,
+ * foreground?, waitReason, exitCode?, cwd?, sessionStatus, truncated, elapsedMs, hint? }`, rendered by
+ * send-result-text.ts (the `hint` holds the notes of that text). Without text the send only waits:
+ * how a model keeps waiting for a running command.
  */
 import { z } from 'zod';
 import { resolveEngineConfig } from '../../shared/config.js';
 import { KEY_NAMES } from '../../shared/keys.js';
 import type { Disposable, SendRequest, TerminalSendResult } from '../../shared/types.js';
 import { LiveLinesBatcher } from './live-lines.js';
-import {
-  renderExit,
-  renderForeground,
-  renderScreen,
-  renderSession,
-  renderTruncated,
-  renderWait,
-} from './render.js';
-import { capTail, countLines } from './result-cap.js';
-import { sessionIdArgument, sessionStatusOutput, statusOutput } from './schemas.js';
+import { sentenceLine } from './render.js';
+import { hintOutput, sessionIdArgument, sessionStatusOutput, statusOutput } from './schemas.js';
+import { renderSendResult } from './send-result-text.js';
 import { DEFAULT_MAX_RESULT_BYTES, defineTool, type TerminalToolContext } from './tool.js';
 
 /** Longest accepted `waitFor` expression (the engine's own bound): a pattern is a few words, not a program. */
@@ -36,19 +28,24 @@ export const terminalSend = defineTool({
     'Type text into a terminal session and press Enter (unless submit is false), then wait until the ' +
     'terminal is ready for input again and return the output. Ready means the shell is back at its ' +
     'prompt, or the running program (a python3 REPL, a y/n question, `read`) is waiting to read input. ' +
-    'Without text, nothing is typed and the call only waits: use it to keep waiting for a command that ' +
-    'is still running; output that arrived since the previous result comes first. The result ends with ' +
-    '[wait: <reason>]: stdin_read = proven ready; running = the wait bound (timeoutMs) passed and the ' +
-    'command is still running (call again without text to keep waiting); pattern = your waitFor ' +
-    'matched; inferred_idle and timeout = NOT proven finished. Then [exit: <code>] of the last command ' +
-    'when the shell prompt came back, [foreground: <program>] when a program other than the shell holds ' +
-    'the terminal, and [session: running|exited …]. Start servers and watchers with waitFor (e.g. ' +
-    'waitFor "Serving HTTP on|Listening on") so the call returns once they are up. Send one command, or ' +
-    'one line of input for the running program, per call. To interrupt a program use terminal_signal ' +
-    'SIGINT (do not type control characters). ' +
-    'Full-screen programs (vim, nano, less, top, htop) return their rendered [screen: …] instead of ' +
-    'output; drive them with keys instead of text, e.g. leave vim with ["Escape", {"text": ":wq"}, ' +
-    '"Enter"], save and leave nano with ["C-o", "Enter", "C-x"], quit less with ["q"].',
+    'Without text (and keys), nothing is typed and the call only waits: how to keep waiting for a ' +
+    'command that is still running; output that arrived since the previous result comes first. ' +
+    'waitReason (text: [wait: <reason>]): stdin_read = proven ready; running = the wait bound ' +
+    '(timeoutMs) passed and the command is still running: call again without text, or stop it with ' +
+    'terminal_signal SIGINT, and never type the next command into it; pattern = your waitFor matched ' +
+    '(the program may still run); inferred_idle and timeout = NOT proven finished, check with ' +
+    'terminal_read or wait again; session_exit = the shell is gone. exitCode ([exit: N]) is the last ' +
+    "command's status, present only when the shell's prompt came back; foreground ([foreground: " +
+    'NAME]) names a program other than the shell that holds the terminal and gets what you type ' +
+    'next; hint (the notes of the text) says what the result does not prove and what to do next; ' +
+    'truncated = older output was dropped, and the note gives the terminal_read call that pages back. ' +
+    'Start servers and watchers with waitFor (e.g. "Serving HTTP on|Listening on") so the call ' +
+    'returns once they are up. Send one command, or one line of input for the running program, per ' +
+    'call; prefer non-interactive flags (-y, --no-pager). To interrupt a program use terminal_signal ' +
+    'SIGINT (do not type control characters). Full-screen programs (vim, nano, less, top, htop) ' +
+    'return their rendered screen ([screen: …]) instead of output; drive them with keys instead of ' +
+    'text, e.g. leave vim with ["Escape", {"text": ":wq"}, "Enter"], save and leave nano with ' +
+    '["C-o", "Enter", "C-x"], quit less with ["q"].',
   hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   input: z.strictObject({
     sessionId: sessionIdArgument,
@@ -108,6 +105,7 @@ export const terminalSend = defineTool({
         cursor: z.strictObject({ row: z.number().int(), col: z.number().int() }),
       })
       .optional(),
+    hint: hintOutput,
   }),
   async run(args, ctx) {
     const wait = waitBound(args.timeoutMs, ctx.maxWaitMs);
@@ -126,44 +124,20 @@ export const terminalSend = defineTool({
     const clampNote =
       wait.clampedFrom !== undefined && (result.waitReason === 'running' || result.waitReason === 'timeout')
         ? [
-            `[wait bound: ${wait.timeoutMs} ms, the most this server waits per call, instead of ${wait.clampedFrom} ms]`,
+            sentenceLine(
+              `[wait bound: ${wait.timeoutMs} ms, the most this server waits per call, instead of ${wait.clampedFrom} ms]`,
+            ),
           ]
         : [];
-    const trailer = [
-      ...(result.screen === undefined ? [] : [renderScreen(result.screen)]),
-      renderWait(result.waitReason, args.sessionId),
-      ...(result.exitCode === undefined ? [] : [renderExit(result.exitCode)]),
-      ...renderForeground(result.foreground),
-      renderSession(result.sessionStatus),
-      ...clampNote,
-    ];
-    // The note's length depends on the kept line count; reserve room for its longest form.
-    const noteReserve = renderTruncated('x'.repeat(80), args.sessionId, Number.MAX_SAFE_INTEGER).length + 1;
-    const budget =
-      (ctx.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES) -
-      Buffer.byteLength(trailer.join('\n')) -
-      1 -
-      noteReserve;
-    const capped = capTail(result.viewport, budget);
-    const truncated = result.truncated || capped.truncated;
-    const kept = countLines(capped.text);
-    // Read offsets count back from the newest scrollback line. When the shell's prompt settled the
-    // send (an exit code is known), that newest line is the prompt, which the output leaves out.
-    const pageBack = kept + (result.exitCode === undefined ? 0 : 1);
-    const note = truncated
-      ? [
-          renderTruncated(
-            `older output of this send was dropped, the last ${kept} lines are shown`,
-            args.sessionId,
-            pageBack,
-          ),
-        ]
-      : [];
-    const body = capped.text === '' ? [] : [capped.text.replace(/\n$/, '')];
+    const rendered = renderSendResult(result, {
+      sessionId: args.sessionId,
+      maxResultBytes: ctx.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+      extraLines: clampNote,
+    });
     return {
-      text: [...body, ...trailer, ...note].join('\n'),
+      text: rendered.text,
       json: {
-        output: capped.text,
+        output: rendered.output,
         ...(result.foreground === undefined
           ? {}
           : { foreground: { pid: result.foreground.pid, command: result.foreground.command } }),
@@ -171,9 +145,10 @@ export const terminalSend = defineTool({
         ...(result.exitCode === undefined ? {} : { exitCode: result.exitCode }),
         ...(result.cwd === undefined ? {} : { cwd: result.cwd }),
         sessionStatus: statusOutput(result.sessionStatus),
-        truncated,
+        truncated: rendered.truncated,
         elapsedMs: result.elapsedMs,
         ...(result.screen === undefined ? {} : { screen: result.screen }),
+        ...(rendered.hint === undefined ? {} : { hint: rendered.hint }),
       },
     };
   },
