@@ -30,22 +30,18 @@ export const terminalSend = defineTool({
     'prompt, or the running program (a python3 REPL, a y/n question, `read`) is waiting to read input. ' +
     'Without text (and keys), nothing is typed and the call only waits: how to keep waiting for a ' +
     'command that is still running; output that arrived since the previous result comes first. ' +
-    'waitReason (text: [wait: <reason>]): stdin_read = proven ready; running = the wait bound ' +
-    '(timeoutMs) passed and the command is still running: call again without text, or stop it with ' +
-    'terminal_signal SIGINT, and never type the next command into it; pattern = your waitFor matched ' +
-    '(the program may still run); inferred_idle and timeout = NOT proven finished, check with ' +
-    'terminal_read or wait again; session_exit = the shell is gone. exitCode ([exit: N]) is the last ' +
-    "command's status, present only when the shell's prompt came back; foreground ([foreground: " +
-    'NAME]) names a program other than the shell that holds the terminal and gets what you type ' +
-    'next; hint (the notes of the text) says what the result does not prove and what to do next; ' +
-    'truncated = older output was dropped, and the note gives the terminal_read call that pages back. ' +
-    'Start servers and watchers with waitFor (e.g. "Serving HTTP on|Listening on") so the call ' +
-    'returns once they are up. Send one command, or one line of input for the running program, per ' +
-    'call; prefer non-interactive flags (-y, --no-pager). To interrupt a program use terminal_signal ' +
-    'SIGINT (do not type control characters). Full-screen programs (vim, nano, less, top, htop) ' +
-    'return their rendered screen ([screen: …]) instead of output; drive them with keys instead of ' +
-    'text, e.g. leave vim with ["Escape", {"text": ":wq"}, "Enter"], save and leave nano with ' +
-    '["C-o", "Enter", "C-x"], quit less with ["q"].',
+    'waitReason ([wait: …]): stdin_read = proven ready; running = the wait bound (timeoutMs) passed ' +
+    'and the command still runs: call again without text, or terminal_signal SIGINT, never type the ' +
+    'next command into it; pattern = waitFor matched (the program may still run); inferred_idle, ' +
+    'timeout = NOT proven finished; session_exit = the shell is gone. exitCode ([exit: N]) is present ' +
+    "only when the shell's prompt came back; foreground ([foreground: NAME]) is a program other than " +
+    'the shell that gets what you type next; hint holds the notes of the text: what is not proven, ' +
+    'what to do next, the terminal_read call that pages back when truncated. Start servers and ' +
+    'watchers with waitFor (e.g. "Serving HTTP on|Listening on"). One command, or one line of input, ' +
+    'per call; prefer non-interactive flags (-y, --no-pager); interrupt with terminal_signal SIGINT, ' +
+    'never control characters. Full-screen programs (vim, nano, less, htop) return their screen ' +
+    '([screen: …]) instead of output: drive them with keys, e.g. leave vim with ["Escape", {"text": ' +
+    '":wq"}, "Enter"], save and leave nano with ["C-o", "Enter", "C-x"], quit less with ["q"].',
   hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   input: z.strictObject({
     sessionId: sessionIdArgument,
