@@ -4,7 +4,8 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Host } from '../src/main/harness/host.js';
 import { parseMcpOptions } from '../src/main/mcp/options.js';
-import { createTerminalMcpServer } from '../src/main/mcp/terminal-mcp-server.js';
+import { createTerminalMcpServer, MAX_INSTRUCTIONS_CHARS } from '../src/main/mcp/terminal-mcp-server.js';
+import { TERMINAL_TOOLS_GUIDANCE } from '../src/main/tools/guidance.js';
 import { createFakeHost, type FakeHost } from './support/fake-host.js';
 import { gate } from './support/fake-pty-engine.js';
 import { until } from './support/until.js';
@@ -39,7 +40,10 @@ const textOf = (result: Awaited<ReturnType<Client['callTool']>>) =>
 describe('terminal MCP server', () => {
   it('announces itself with the guidance as instructions and lists the six tools with schemas and hints', async () => {
     expect(client.getServerVersion()?.name).toBe('agent-pty');
-    expect(client.getInstructions()).toMatch(/\[wait: inferred_idle\]` — NOT proven[\s\S]*mode X/);
+    expect(client.getInstructions()).toMatch(
+      /^## Terminal sessions\n[\s\S]*NOT proven finished[\s\S]*mode X\n$/,
+    );
+    expect(client.getInstructions()!.length).toBeLessThan(MAX_INSTRUCTIONS_CHARS);
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toEqual([
       'terminal_open',
@@ -179,6 +183,29 @@ describe('terminal MCP server', () => {
     session.holdSends = undefined;
     await client.callTool({ name: 'terminal_send', arguments: { sessionId: 'shell-1', text: 'x' } });
     expect(session.outputListeners.size).toBe(0);
+  });
+
+  it('keeps its instructions under 2 000 characters: a long suffix is cut, the guidance and wait bound never', async () => {
+    expect(MAX_INSTRUCTIONS_CHARS).toBe(2_000);
+    const long = createTerminalMcpServer({
+      pty: host.service('pty'),
+      owner: 'conn',
+      instructionsSuffix: `\nThis server runs every terminal with workspace /${'deep/'.repeat(400)}.\n`,
+    });
+    const longClient = new Client({ name: 'long', version: '1.0.0' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await Promise.all([long.connect(serverSide), longClient.connect(clientSide)]);
+    try {
+      const instructions = longClient.getInstructions()!;
+      expect(instructions.length).toBe(MAX_INSTRUCTIONS_CHARS - 1);
+      expect(instructions.startsWith(TERMINAL_TOOLS_GUIDANCE)).toBe(true);
+      expect(instructions).toMatch(
+        /one terminal_send call waits at most 50000 ms[\s\S]*with workspace \/deep\/[a-z/]*…$/,
+      );
+    } finally {
+      await longClient.close();
+      await long.close();
+    }
   });
 
   it('keeps sessions of the connection invisible to other owners of the same service', async () => {

@@ -17,8 +17,32 @@ export const MCP_DEFAULT_MODE: SandboxMode = 'workspace-write';
 export const MCP_DEFAULT_MAX_WAIT_MS = 50_000;
 
 /** Usage line of the subcommand, quoted by every options error. */
-const USAGE =
+export const MCP_USAGE_LINE =
   'agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--world NAME=COMMAND …]';
+
+/** Text of `agent-pty mcp --help`. */
+export const MCP_HELP = `${MCP_USAGE_LINE}
+
+Serves the six terminal tools (terminal_open, terminal_send, terminal_read, terminal_signal,
+terminal_close, terminal_list) to one MCP client over stdin/stdout. Every terminal belongs to the
+connection: when stdin closes, or on SIGTERM, SIGINT or SIGHUP, all of them are closed with their
+process trees and the server exits. Diagnostics go to stderr.
+
+Options:
+  --sandbox MODE        read-only, workspace-write or danger-full-access (default ${MCP_DEFAULT_MODE}):
+                        read-only writes nothing but a private /tmp, workspace-write also the
+                        workspace, danger-full-access is unconfined
+  --workspace DIR       workspace root and default cwd of every terminal (default: the current directory)
+  --shell NAME          shell of a terminal_open that names none: ${DIALECTS.join(', ')} (default bash)
+  --max-wait MS         longest wait of one terminal_send call in ms (default ${MCP_DEFAULT_MAX_WAIT_MS});
+                        keep it below the client's tool timeout
+  --world NAME=COMMAND  an execution world terminal_open can name, reached by running COMMAND
+                        (repeatable), e.g. --world 'box=ssh box agent-pty serve --stdio'
+  -h, --help            print this help
+  -v, --version         print the version
+
+Example (Claude Code): claude mcp add terminal -- agent-pty mcp --workspace "$PWD"
+More: docs/mcp.md in the package.`;
 
 /** Parsed options. */
 export interface McpOptions {
@@ -105,7 +129,7 @@ export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): M
     } else {
       throw new TerminalError(
         'INVALID_ARGUMENT',
-        `agent-pty mcp: unknown argument '${arg}' (usage: ${USAGE})`,
+        `agent-pty mcp: unknown argument '${arg}' (usage: ${MCP_USAGE_LINE})`,
       );
     }
   }

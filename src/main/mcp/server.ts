@@ -9,6 +9,7 @@
  * line is skipped and answered with an error (stdio-line-transport.ts).
  */
 import { describeError } from '../../shared/errors.js';
+import type { SandboxMode } from '../../shared/types.js';
 import { createLocalHost } from '../harness/local-host.js';
 import { parseMcpOptions } from './options.js';
 import { StdioLineTransport } from './stdio-line-transport.js';
@@ -16,6 +17,13 @@ import { createTerminalMcpServer } from './terminal-mcp-server.js';
 
 /** Signals that end the connection (and with it every terminal) instead of killing the process outright. */
 const SHUTDOWN_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+
+/** What each sandbox mode lets a shell write, in the words of the server's instructions. */
+const MODE_MEANING: Record<SandboxMode, string> = {
+  'read-only': 'nothing is writable but a private /tmp',
+  'workspace-write': 'only the workspace and a private /tmp are writable',
+  'danger-full-access': 'unconfined',
+};
 
 /** Owner id of the single stdio connection of this process. */
 const CONNECTION_OWNER = `mcp-stdio-${process.pid}`;
@@ -42,8 +50,8 @@ export async function runMcpServer(argv: string[]): Promise<void> {
     owner: CONNECTION_OWNER,
     maxWaitMs: options.maxWaitMs,
     instructionsSuffix:
-      `\nThis server runs every terminal in sandbox mode ${options.mode} with workspace ` +
-      `${options.workspaceRoot}.\n` +
+      `\nThis server runs every terminal in sandbox mode ${options.mode} (${MODE_MEANING[options.mode]}) ` +
+      `with workspace ${options.workspaceRoot}.\n` +
       (worldNames.length === 0
         ? ''
         : `Besides this machine (world "local", the default), terminal_open can open terminals in these execution worlds: ${worldNames.join(', ')}.\n`),
