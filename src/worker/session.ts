@@ -7,7 +7,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { threadId } from 'node:worker_threads';
-import * as pty from 'node-pty';
+import type { IPty } from 'node-pty';
 import { TerminalError } from '../shared/errors.js';
 import { assertInputWithinLimit } from '../shared/input-limit.js';
 import { encodeKeys, validateKeys } from '../shared/keys.js';
@@ -44,6 +44,7 @@ import { type OutputMark, OutputWindow } from './output-window.js';
 import { findByNamespacePid, identityOf, readProcStat } from './proc-probe.js';
 import { createNonce, parseOwnedMarker } from './prompt-marker.js';
 import { type PromptCandidate, PromptTracker } from './prompt-tracker.js';
+import { ptyBinding } from './pty-binding.js';
 import { PtyInputWriter, type WriteOutcome } from './pty-input-writer.js';
 import { type DrainOutcome, nodePtyReadStream, PtyOutputDrain } from './pty-output-drain.js';
 import type { ShellIdentity } from './readiness.js';
@@ -71,7 +72,7 @@ const MAX_UNPROCESSED_OUTPUT_CHARS = 1024 * 1024;
 const RESUME_READING_AT_CHARS = MAX_UNPROCESSED_OUTPUT_CHARS / 4;
 /** Settled sends kept so `awaitSend`/`readSendOutput` can still answer right after the settle. */
 const SETTLED_SENDS_KEPT = 4;
-/** O_CLOEXEC as `/proc/<pid>/fdinfo` prints it (octal `flags:` field): set on a patched node-pty's master. */
+/** O_CLOEXEC as `/proc/<pid>/fdinfo` prints it (octal `flags:` field): set on the master of the patched fork. */
 const FDINFO_CLOEXEC = 0o2000000;
 /** O_NONBLOCK in the same field: node-pty sets it on the master, and the writer relies on it to write synchronously. */
 const FDINFO_NONBLOCK = 0o4000;
@@ -128,7 +129,7 @@ export class SessionCore extends DisposableOwner {
   private readonly lineFeeds = new LineFeeds();
   private readonly sanitizer: OutputSanitizer;
   private readonly sink: SanitizerSink;
-  private term: pty.IPty | undefined;
+  private term: IPty | undefined;
   private replier: TerminalReplier | undefined;
   private replyGate: ReplyGate | undefined;
   private writer: PtyInputWriter | undefined;
@@ -259,15 +260,17 @@ export class SessionCore extends DisposableOwner {
     const { spec } = this;
     const file = argv[0];
     if (file === undefined) throw new TerminalError('SPAWN_FAILED', 'empty argv');
+    // Loaded before anything is created: a missing native module rejects with nothing to undo.
+    const { nodePty } = ptyBinding();
     const env = buildShellEnvironment(process.env, spec.env, installation.environment);
     for (const name of installation.withoutVariables) delete env[name];
     // The launcher joins the cgroup before it execs the argv: a child forked before a move would escape.
     this.cgroup = this.cgroupHome?.createSession(spec.id);
     this.exitStatus = { kind: 'running', containment: containmentOf(spec.pidNamespace, this.cgroup) };
     const [spawnFile, ...spawnArgs] = this.cgroup?.launcherArgv(argv) ?? argv;
-    let term: pty.IPty;
+    let term: IPty;
     try {
-      term = pty.spawn(spawnFile!, spawnArgs, {
+      term = nodePty.spawn(spawnFile!, spawnArgs, {
         name: SESSION_TERM,
         cols: spec.cols,
         rows: spec.rows,
@@ -289,13 +292,16 @@ export class SessionCore extends DisposableOwner {
     }
     const fdFlags = fdStatusFlags(extras.fd);
     if (fdFlags === undefined || (fdFlags & FDINFO_CLOEXEC) === 0) {
-      // Upstream node-pty leaves the master inheritable, so every later shell could type into this
-      // session (docs/decisions/0003-node-pty-patch.md). Fail closed rather than leak it.
+      // node-pty's own fork leaves the master inheritable, so every later shell could type into this
+      // session (docs/decisions/0003-node-pty-patch.md); pty-binding.ts replaced it with the patched one,
+      // so this holds only if something put another fork back. Fail closed rather than leak it.
       term.kill('SIGKILL');
       throw new TerminalError(
         'SPAWN_FAILED',
-        'node-pty is unpatched: its pty master is not close-on-exec, so other shells could write to ' +
-          'this terminal; run `npm ci` so patches/node-pty+1.1.0.patch is applied and node-pty rebuilt',
+        'agent-pty refused the terminal it opened: its pty master is not close-on-exec, so other shells ' +
+          "could write to it. node-pty's own spawn ran instead of agent-pty's patched one (another copy " +
+          'of node-pty in this thread, or a changed node-pty). Reinstall agent-pty with the node-pty ' +
+          'version it depends on (`npm rebuild node-pty agent-pty` rebuilds both)',
       );
     }
     // Readiness gives a reader REPLY_GRACE_MS from when a reply reached the kernel to take it.
