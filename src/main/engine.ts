@@ -197,7 +197,9 @@ export class Engine implements PtyEngine, EngineInternals {
       );
     }
     const cwd = options.cwd ?? selection?.workspaceRoot ?? process.cwd();
-    assertDirectory(cwd);
+    // A confined cwd is the provider's to judge (confine below): it refuses one the sandbox hides with
+    // the message it gives a missing one, so the refusal reveals nothing of the host (SPEC §4.1).
+    if (sandbox === undefined) assertDirectory(cwd);
     const id = `t${this.nextId++}`;
     const spec: SessionLaunchSpec = {
       id,
@@ -279,7 +281,10 @@ export class Engine implements PtyEngine, EngineInternals {
           : await sandbox.confine(plan.argv, {
               mode: selection.mode,
               workspaceRoot: selection.workspaceRoot,
+              ...(selection.workspaceExplicit === false ? { workspaceExplicit: false } : {}),
+              cwd,
               tmpfsBytes: this.config.tmpfsBytes,
+              homeAllowlist: this.config.homeAllowlist,
               readablePaths: plan.readablePaths,
             });
       const info = await this.launchLock.run(() => call(() => proxy.launch(argv)));
@@ -298,7 +303,11 @@ export class Engine implements PtyEngine, EngineInternals {
         // The shell's, as SPEC §5 promises; the guard keeps the pty child's identity (it kills the tree).
         pid: shellPid,
         motd,
-        sandbox: selection,
+        // The published selection: mode and root (how the root was chosen is the spawn's business).
+        sandbox:
+          selection === undefined
+            ? undefined
+            : { mode: selection.mode, workspaceRoot: selection.workspaceRoot },
         dialect,
         maxInputBytes: this.config.maxInputBytes,
         proxy,
