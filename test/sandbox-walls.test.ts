@@ -9,7 +9,16 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  type Dirent,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -110,6 +119,27 @@ function numberOn(result: TerminalSendResult, name: string): number {
   const match = new RegExp(`^${name}-(\\d+)\\s*$`, 'm').exec(result.viewport);
   if (match === null) throw new Error(`no ${name}-<n> line in:\n${result.viewport}`);
   return Number(match[1]);
+}
+
+/** The cgroup directories of engine process `pid` (`agent-pty.<pid>.<start>`) on any cgroup mount. */
+function cgroupDirsOf(pid: number): string[] {
+  const found: string[] = [];
+  const walk = (dir: string, depth: number): void => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return; // removed while walking
+    }
+    for (const entry of entries) {
+      if (!entry.isDirectory()) continue;
+      const child = path.join(dir, entry.name);
+      if (entry.name.startsWith(`agent-pty.${pid}.`)) found.push(child);
+      else if (depth < 8) walk(child, depth + 1);
+    }
+  };
+  walk('/sys/fs/cgroup', 0);
+  return found;
 }
 
 /** A `sleep` argument no other process on the host has, registered for cleanup. */
@@ -233,6 +263,12 @@ describe('its own PID namespace', () => {
       await until(
         'every process of the unconfined session to die',
         () => sleepsWithArgument(sleeper).length + sleepsWithArgument(daemon).length === 0,
+        WAIT_MS,
+      );
+      // The reaper also removed the dead host's cgroups: no successor had to sweep them.
+      await until(
+        'the dead host’s cgroups to be removed',
+        () => cgroupDirsOf(host.child.pid!).length === 0,
         WAIT_MS,
       );
     },

@@ -24,6 +24,7 @@ import {
 } from '../shared/protocol.js';
 import type { SandboxProvider } from '../shared/sandbox.js';
 import type { PtyEngine, SpawnOptions, TerminalSession } from '../shared/types.js';
+import { CgroupReaper } from './cgroup-reaper.js';
 import { HeartbeatMonitor, type HeartbeatStall } from './heartbeat-monitor.js';
 import { HostExitGuard } from './host-exit-guard.js';
 import { SerialLock } from './serial-lock.js';
@@ -115,6 +116,8 @@ export class Engine implements PtyEngine, EngineInternals {
   private readonly replacements = new Set<Promise<void>>();
   /** How to crash the thread of each running session task (only with a fault plan). */
   private readonly crashers = new Map<string, (kind: ThreadFaultKind) => Promise<void>>();
+  /** Kills this process's session cgroups if the host dies without closing (SPEC §4.6). */
+  private readonly reaper: CgroupReaper;
   private nextId = 1;
   private closing: Promise<void> | undefined;
 
@@ -138,6 +141,7 @@ export class Engine implements PtyEngine, EngineInternals {
     });
     // A worker error with no task attached would otherwise be an unhandled 'error' event.
     this.pool.on('error', () => undefined);
+    this.reaper = new CgroupReaper(config.cgroupRoot);
   }
 
   threadCount(): number {
@@ -287,6 +291,8 @@ export class Engine implements PtyEngine, EngineInternals {
               homeAllowlist: this.config.homeAllowlist,
               readablePaths: plan.readablePaths,
             });
+      // After plan(): the thread found its cgroup home. Before launch: the launcher joins a cgroup.
+      this.reaper.ensureRunning();
       const info = await this.launchLock.run(() => call(() => proxy.launch(argv)));
       hostThread = this.pool.threads.find((thread) => thread.threadId === info.threadId);
       placement.threadId = info.threadId;
@@ -408,6 +414,9 @@ export class Engine implements PtyEngine, EngineInternals {
     this.heartbeats.dispose();
     await this.pool.destroy();
     this.guard.dispose();
+    // Every session is closed or killed: dismissed, the reaper kills nothing (another engine of this
+    // process shares its cgroup directory).
+    await this.reaper.close();
     if (failures.length > 0)
       throw new AggregateError(failures, `${failures.length} session(s) failed to close cleanly`);
   }

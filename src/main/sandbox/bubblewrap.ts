@@ -17,7 +17,7 @@
  * cannot run here rejects every confined mode with SANDBOX_UNAVAILABLE, never an unconfined argv.
  */
 import { execFile } from 'node:child_process';
-import { constants as fsConstants, readFileSync, statSync } from 'node:fs';
+import { constants as fsConstants, statSync } from 'node:fs';
 import { access, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -29,6 +29,7 @@ import {
 import { describeError, TerminalError } from '../../shared/errors.js';
 import type { SandboxPolicy, SandboxProvider } from '../../shared/sandbox.js';
 import { broadWorkspace, isInside, refuseWritableFilesystemRoot } from '../../shared/workspace-scope.js';
+import { cgroupMountPoints } from '../cgroup-mounts.js';
 import { MountRank, type MountStep, mountArguments, orderMounts, showsDirectory } from './mount-plan.js';
 import { type ExistingPath, privateHomeBinds, storesInside } from './private-home.js';
 import { type ToolchainEnvironment, type ToolchainPath, toolchainPaths } from './toolchains.js';
@@ -338,33 +339,19 @@ function systemMounts(tmpfsBytes: number): MountStep[] {
     { target: '/dev', rank: MountRank.System, args: ['--dev', '/dev'], shows: fresh, seal: true },
     { target: '/tmp', rank: MountRank.System, args: [...size, '--tmpfs', '/tmp'], shows: fresh },
     { target: '/dev/shm', rank: MountRank.System, args: [...size, '--tmpfs', '/dev/shm'], shows: fresh },
-    ...cgroupMountPoints().map((dir) => cover({ path: dir, isDirectory: true }, MountRank.System)),
+    ...cgroupMountPointsToHide().map((dir) => cover({ path: dir, isDirectory: true }, MountRank.System)),
   ];
 }
 
 /**
- * Where cgroupfs is mounted on the host: `/sys/fs/cgroup` (which holds every hierarchy on a systemd
- * host), and any cgroup or cgroup2 mount of /proc/self/mountinfo outside it.
+ * What hides cgroupfs: `/sys/fs/cgroup` (which holds every hierarchy on a systemd host, under a tmpfs
+ * whose entries name the controllers) and any cgroup mount outside it.
  */
-function cgroupMountPoints(): string[] {
+function cgroupMountPointsToHide(): string[] {
   const points = statSync(CGROUP_MOUNT_DIR, { throwIfNoEntry: false })?.isDirectory()
     ? [CGROUP_MOUNT_DIR]
     : [];
-  let mountinfo = '';
-  try {
-    mountinfo = readFileSync('/proc/self/mountinfo', 'utf8');
-  } catch (_noProc) {
-    return points;
-  }
-  // `id parent dev root point opts [tags] - fstype source opts`; the point escapes space as \040.
-  for (const line of mountinfo.split('\n')) {
-    const fields = line.split(' ');
-    const separator = fields.indexOf('-');
-    const fstype = fields[separator + 1];
-    if (separator < 6 || (fstype !== 'cgroup' && fstype !== 'cgroup2')) continue;
-    const point = fields[4]!.replace(/\\([0-7]{3})/g, (_, octal: string) =>
-      String.fromCharCode(Number.parseInt(octal, 8)),
-    );
+  for (const point of cgroupMountPoints()) {
     if (!points.some((known) => isInside(known, point))) points.push(point);
   }
   return points;
