@@ -193,20 +193,20 @@ describe('the binds of the private home, on a real tree', () => {
     expect(targets).toEqual(
       [
         '.gitconfig',
-        '.config/git/config', // .config/git holds git's credentials: split, the store left out
-        '.config/nvim', // holds no store: whole
-        '.cargo/bin/cargo', // a root is split: a store created in it later has no mount
+        '.config/git/config', // .config/git could hold git's credentials: split, the store left out
+        '.config/nvim', // could hold no store: whole
+        '.cargo/bin', // cargo's row binds its parts, never credentials.toml beside them
         '.cargo/env',
-        'tools/run',
-        'tools/lib', // tools/.npmrc is a store relative to the root it lies in
-        '.local/bin/black',
-        '.local/share/pipx/venvs/black/bin', // the venv a ~/.local/bin link points into
-        '.local/share/pipx/venvs/black/pyvenv.cfg',
+        'tools/run', // tools/.npmrc is there, a store of the root it lies in: split around it
+        'tools/lib',
+        '.local/bin',
+        '.local/share/pipx/venvs/black', // the venv a ~/.local/bin link points into, as a whole
       ].sort(),
     );
     // A link is bound as its real target, at the link's path.
-    const black = binds.find((bind) => bind.target === at('.local/bin/black'));
-    expect(black?.source).toBe(at('.local/share/pipx/venvs/black/bin/black'));
+    symlinkSync(at('.gitconfig'), at('.config/git/ignore'));
+    const linked = await privateHomeBinds(fake, [{ path: at('.config/git/ignore') }]);
+    expect(linked).toEqual([{ source: at('.gitconfig'), target: at('.config/git/ignore') }]);
   });
 
   it('covers the stores that exist inside a path bound whole, its own and $HOME’s', async () => {

@@ -379,7 +379,8 @@ function rebase(target: string, from: string, to: string): string {
  * the same message whether it is hidden or missing, so the answer reveals nothing of the host.
  */
 async function shownCwd(mounts: readonly MountStep[], cwd: string, policy: SandboxPolicy): Promise<string> {
-  const real = typeof cwd === 'string' && path.isAbsolute(cwd) ? await realOrUndefined(cwd) : undefined;
+  // A relative cwd is the host process's, as node-pty would take it.
+  const real = typeof cwd === 'string' && cwd !== '' ? await realOrUndefined(path.resolve(cwd)) : undefined;
   if (real !== undefined && showsDirectory(mounts, real)) return real;
   throw new TerminalError(
     'INVALID_ARGUMENT',

@@ -4,15 +4,17 @@
  * denylist of credential stores always wins.
  *
  * The denylist is applied by path, relative to `$HOME` and relative to each bound root (a `.npmrc`
- * is a store in `~` and in `~/.nvm` alike). A root that could hold a store is never bound whole:
+ * is a store in `~` and at the top of `~/.nvm` alike). A root that holds a store is never bound whole:
  * its children that exist at spawn are bound one by one (recursively, down to the stores, which are
  * left out), so a credential file the host creates there later has no mount in the session and stays
- * invisible. A root that cannot hold one is bound whole. Paths bound whole elsewhere (the workspace,
+ * invisible. "Holds" means: one of `$HOME`'s stores would lie below it, whether it exists yet or not
+ * (`~/.cargo` and `.cargo/credentials.toml`), or one of the root's own exists there now. A root that
+ * holds none is bound whole: one mount, however large. Paths bound whole elsewhere (the workspace,
  * `extraReadOnlyPaths`) cannot be split — a writable workspace must stay one mount — so the stores
  * that exist inside them at spawn are covered instead ({@link storesInside}).
  */
 import type { Dirent } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { CREDENTIAL_STORES, storeContaining, storesBelow } from '../../shared/credential-stores.js';
 import { isInside, isStrictlyInside } from '../../shared/workspace-scope.js';
@@ -34,43 +36,72 @@ export interface ExistingPath {
 
 /**
  * The binds of the private home for `entries` (allowlist paths and toolchains, absolute paths below
- * `home`): missing entries are skipped, stores are never bound, roots that could hold a store are
- * split into their children. A symbolic link is bound as its real target, at the link's path.
+ * `home`): missing entries are skipped, stores are never bound, a root that holds a store is split
+ * into its children. A symbolic link is bound as its real target, at the link's path.
  */
 export async function privateHomeBinds(home: string, entries: readonly ToolchainPath[]): Promise<HomeBind[]> {
+  const roots = new Set<string>();
+  for (const entry of entries) {
+    roots.add(entry.path);
+    if (entry.linkTargets === true)
+      for (const target of await linkTargets(home, entry.path)) roots.add(target);
+  }
   const binds = new Map<string, HomeBind>();
-  const visited = new Set<string>();
-  const bindRoot = async (entry: ToolchainPath): Promise<void> => {
-    if (visited.has(entry.path)) return;
-    visited.add(entry.path);
-    await bindTree(home, entry.path, entry.path, entry.path, binds);
-    if (entry.linkTargets !== true) return;
-    for (const link of await entriesOf(entry.path)) {
-      if (!link.isSymbolicLink()) continue;
-      const target = await realOrUndefined(path.join(entry.path, link.name));
-      if (target === undefined || !isStrictlyInside(home, target)) continue; // outside $HOME: visible anyway
-      await bindRoot({ path: (await virtualEnvironmentOf(target)) ?? target });
-    }
-  };
-  for (const entry of entries) await bindRoot(entry);
-  return [...binds.values()];
+  await Promise.all([...roots].map((root) => bindRoot(home, root, binds)));
+  // Sorted, so the same host yields the same argv whatever order the file system answered in.
+  return [...binds.values()].sort((a, b) => (a.target < b.target ? -1 : a.target > b.target ? 1 : 0));
 }
 
 /**
- * Binds `target` (whose host path is `source`), part of the bound root `root`: whole, split into its
- * children, or not at all when it is a store of `$HOME` or of `root`, or resolves into one.
+ * What the symbolic links directly in `dir` point to below `home` (outside it, they are visible
+ * anyway): the venv a `bin/` entry belongs to, else the target itself.
+ */
+async function linkTargets(home: string, dir: string): Promise<string[]> {
+  const links = (await entriesOf(dir)).filter((entry) => entry.isSymbolicLink());
+  const targets = await Promise.all(links.map((link) => realOrUndefined(path.join(dir, link.name))));
+  const inside = targets.filter(
+    (target): target is string => target !== undefined && isStrictlyInside(home, target),
+  );
+  return Promise.all(inside.map(async (target) => (await virtualEnvironmentOf(target)) ?? target));
+}
+
+/**
+ * Binds the root `root`: the stores of `$HOME` are never bound, nor the stores of the root's own that
+ * exist now (a `.npmrc` at the top of `~/.nvm`); either kind splits the directories that hold it.
+ */
+async function bindRoot(home: string, root: string, binds: Map<string, HomeBind>): Promise<void> {
+  await bindTree(home, await storesPresent(root), root, root, binds);
+}
+
+/**
+ * The stores of {@link CREDENTIAL_STORES} that are there in `dir` (as entries: a dangling link counts),
+ * as paths below `dir`. One directory read decides most: only a store whose first component is there
+ * is looked up (a failed lookup costs an exception, and there are dozens of stores).
+ */
+async function storesPresent(dir: string): Promise<string[]> {
+  const names = new Set((await entriesOf(dir)).map((entry) => entry.name));
+  const candidates = CREDENTIAL_STORES.filter((store) => names.has(store.split('/')[0]!));
+  const present = await Promise.all(
+    candidates.map((store) => (store.includes('/') ? existsAsEntry(path.join(dir, store)) : true)),
+  );
+  return candidates.filter((_, index) => present[index]).map((store) => path.join(dir, store));
+}
+
+/**
+ * Binds `target` (whose host path is `source`): whole, split into its children when it holds a store
+ * (one of `$HOME`'s that could appear below it, or one of `ownStores` that is there), or not at all
+ * when it is a store or resolves into one.
  */
 async function bindTree(
   home: string,
-  root: string,
+  ownStores: readonly string[],
   target: string,
   source: string,
   binds: Map<string, HomeBind>,
 ): Promise<void> {
   const fromHome = path.relative(home, target);
-  const fromRoot = path.relative(root, target);
   if (storeContaining(fromHome) !== undefined) return;
-  if (fromRoot !== '' && storeContaining(fromRoot) !== undefined) return;
+  if (ownStores.some((store) => isInside(store, target))) return;
   const real = await realOrUndefined(source);
   if (real === undefined) return;
   if (isStrictlyInside(home, real) && storeContaining(path.relative(home, real)) !== undefined) return;
@@ -83,11 +114,15 @@ async function bindTree(
   } catch (_vanished) {
     return;
   }
-  const couldHoldStore = storesBelow(fromHome).length > 0 || storesBelow(fromRoot).length > 0;
-  if (isDirectory && couldHoldStore) {
-    for (const child of await entriesOf(real)) {
-      await bindTree(home, root, path.join(target, child.name), path.join(real, child.name), binds);
-    }
+  const holdsStore =
+    storesBelow(fromHome).length > 0 || ownStores.some((store) => isStrictlyInside(target, store));
+  if (isDirectory && holdsStore) {
+    const children = await entriesOf(real);
+    await Promise.all(
+      children.map((child) =>
+        bindTree(home, ownStores, path.join(target, child.name), path.join(real, child.name), binds),
+      ),
+    );
     return;
   }
   binds.set(target, { source: real, target });
@@ -100,21 +135,29 @@ async function bindTree(
  * covers each.
  */
 export async function storesInside(root: string, home: string): Promise<ExistingPath[]> {
+  const homeStores = isInside(root, home) ? await storesPresent(home) : [];
   const candidates = [
-    ...CREDENTIAL_STORES.map((store) => path.join(root, store)),
-    ...CREDENTIAL_STORES.map((store) => path.join(home, store)).filter((store) => isInside(root, store)),
+    ...(await storesPresent(root)),
+    // Those of $HOME below `root`, when `root` is inside $HOME (`~/.config` holds `~/.config/gh`).
+    ...CREDENTIAL_STORES.map((store) => path.join(home, store)).filter(
+      (store) => isStrictlyInside(root, store) && !isInside(root, home),
+    ),
+    ...homeStores,
   ];
-  const found = new Map<string, boolean>();
-  for (const candidate of candidates) {
-    const real = await realOrUndefined(candidate);
-    if (real === undefined) continue;
-    try {
-      found.set(real, (await stat(real)).isDirectory());
-    } catch (_vanished) {
-      // Gone between the two calls: nothing to cover.
-    }
-  }
-  return [...found].map(([real, isDirectory]) => ({ path: real, isDirectory }));
+  const found = await Promise.all(
+    candidates.map(async (candidate): Promise<ExistingPath | undefined> => {
+      const real = await realOrUndefined(candidate);
+      if (real === undefined) return undefined;
+      try {
+        return { path: real, isDirectory: (await stat(real)).isDirectory() };
+      } catch (_vanished) {
+        return undefined; // gone between the two calls: nothing to cover
+      }
+    }),
+  );
+  const unique = new Map<string, ExistingPath>();
+  for (const store of found) if (store !== undefined) unique.set(store.path, store);
+  return [...unique.values()];
 }
 
 /** The venv a `bin/` entry belongs to (`<venv>/bin/tool` with `<venv>/pyvenv.cfg`), if any. */
@@ -126,6 +169,16 @@ async function virtualEnvironmentOf(file: string): Promise<string | undefined> {
     return (await stat(path.join(venv, 'pyvenv.cfg'))).isFile() ? venv : undefined;
   } catch (_notAVenv) {
     return undefined;
+  }
+}
+
+/** Whether `candidate` exists as a directory entry (a dangling link counts: it is there). */
+async function existsAsEntry(candidate: string): Promise<boolean> {
+  try {
+    await lstat(candidate);
+    return true;
+  } catch (_missing) {
+    return false;
   }
 }
 
