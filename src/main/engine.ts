@@ -291,6 +291,9 @@ export class Engine implements PtyEngine, EngineInternals {
               homeAllowlist: this.config.homeAllowlist,
               readablePaths: plan.readablePaths,
             });
+      // node-pty starts the (confined) launcher there on the host: a provider that let a missing cwd
+      // through gets the plain refusal rather than a failed spawn.
+      if (sandbox !== undefined) assertDirectory(cwd);
       // After plan(): the thread found its cgroup home. Before launch: the launcher joins a cgroup.
       this.reaper.ensureRunning();
       const info = await this.launchLock.run(() => call(() => proxy.launch(argv)));
