@@ -53,13 +53,16 @@ describe('the MCP server and the CLI without --workspace', () => {
     for (const cwd of ['/', homedir()]) {
       const args = parseCliArgs(['--sandbox', 'workspace-write'], cwd);
       expect(args, cwd).toMatchObject({ sandbox: 'read-only', workspace: cwd });
-      expect(args.notice, cwd).toMatch(/read-only.*--workspace/s);
+      expect(args.command === 'interactive' && args.notice, cwd).toMatch(/read-only.*--workspace/s);
     }
     expect(parseCliArgs(['--sandbox', 'workspace-write', '--workspace', homedir()], '/')).toMatchObject({
       sandbox: 'workspace-write',
     });
     // The CLI's default mode is the MCP server's (workspace-write): narrowed the same way.
-    expect(parseCliArgs([], '/')).toMatchObject({ sandbox: 'read-only', notice: expect.stringContaining('--workspace') });
+    expect(parseCliArgs([], '/')).toMatchObject({
+      sandbox: 'read-only',
+      notice: expect.stringContaining('--workspace'),
+    });
     expect(parseCliArgs(['--sandbox', 'danger-full-access'], '/')).not.toHaveProperty('notice');
     expect(() => parseCliArgs(['--workspace', '/'], '/tmp')).toThrow(
       expect.objectContaining({ code: 'INVALID_ARGUMENT' }),

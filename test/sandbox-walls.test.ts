@@ -485,8 +485,7 @@ describe('cgroupfs', () => {
         expect(numberOn(result, 'foreign'), `${mode}: ${result.viewport}`).toBe(0);
         expect(numberOn(result, 'lines'), mode).toBeGreaterThan(0);
         // Seen from the host, the shell is still in its session cgroup (teardown reads it from there).
-        const shell = liveTree(session.pid).find((entry) => entry.comm === 'bash')!;
-        const hostView = readFileSync(`/proc/${shell.pid}/cgroup`, 'utf8');
+        const hostView = readFileSync(`/proc/${session.pid}/cgroup`, 'utf8'); // session.pid is the shell's
         const unified = hostView.split('\n').find((line) => line.startsWith('0::'));
         if (unified !== undefined && (await session.status()).containment === 'pid-namespace+cgroup') {
           expect(unified).toMatch(/\/agent-pty\.\d+\.\d+\/session-/);
