@@ -168,7 +168,7 @@ async function until(what: string, condition: () => boolean): Promise<void> {
 
 describe('filesystem and network through the engine', () => {
   itBwrap(
-    'workspace-write: the workspace is writable (and the cwd); /etc, $HOME, other folders and TCP are not',
+    'workspace-write: the workspace is writable (and the cwd), $HOME privately; /etc, other folders and TCP are not',
     async () => {
       const session = await confined('workspace-write');
       expect(session.sandbox).toEqual({ mode: 'workspace-write', workspaceRoot: workspace });
@@ -176,7 +176,7 @@ describe('filesystem and network through the engine', () => {
       expect(await probe(session, ['workspace', 'etc', 'home', 'outside', 'tmp', 'network'])).toEqual({
         workspace: 'ok',
         etc: 'denied',
-        home: 'denied',
+        home: 'ok', // the private home, gone at close: the host's stays untouched (below)
         outside: 'denied',
         tmp: 'ok',
         network: 'denied',

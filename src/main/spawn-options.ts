@@ -33,5 +33,8 @@ export function validateSpawnOptions(options: SpawnOptions): void {
     if (typeof options.sandbox.workspaceRoot !== 'string' || options.sandbox.workspaceRoot === '') {
       fail('sandbox.workspaceRoot', 'must be a non-empty path');
     }
+    const explicit = options.sandbox.workspaceExplicit;
+    if (explicit !== undefined && typeof explicit !== 'boolean')
+      fail('sandbox.workspaceExplicit', 'must be a boolean');
   }
 }

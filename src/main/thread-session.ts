@@ -8,6 +8,7 @@ import type * as Comlink from 'comlink';
 import { TerminalError } from '../shared/errors.js';
 import { assertInputWithinLimit } from '../shared/input-limit.js';
 import type { SessionThreadApi } from '../shared/protocol.js';
+import { assertSignalName } from '../shared/signals.js';
 import { assertTerminalSize } from '../shared/terminal-size.js';
 import type {
   Dialect,
@@ -154,7 +155,11 @@ export class ThreadSession implements TerminalSession {
   }
 
   signal(signal: SignalName): Promise<SignalResult> {
-    return this.call(() => this.proxy.signal(signal));
+    return this.call(async () => {
+      // Checked here too: only one of the five names crosses to the thread (SPEC §4.4).
+      assertSignalName(signal);
+      return this.proxy.signal(signal);
+    });
   }
 
   status(): Promise<SessionStatus> {

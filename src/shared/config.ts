@@ -3,6 +3,7 @@
  * load with a message naming the field and the rule.
  */
 import { z } from 'zod';
+import { DEFAULT_HOME_ALLOWLIST, homeAllowlistProblem } from './credential-stores.js';
 import { DIALECTS } from './dialects.js';
 import { TerminalError } from './errors.js';
 import { MAX_TERMINAL_DIMENSION } from './terminal-size.js';
@@ -37,6 +38,11 @@ export const engineConfigSchema = z
      */
     cgroupRoot: z.string().min(1).optional(),
     tmpfsBytes: positiveInt.default(256 * 1024 * 1024),
+    /**
+     * Paths below `$HOME` a confined session may read, beside the workspace and the toolchains on the
+     * host's `PATH`; the rest of `$HOME` is hidden (SPEC §4.1). Never a credential store.
+     */
+    homeAllowlist: z.array(z.string()).default([...DEFAULT_HOME_ALLOWLIST]),
   })
   .superRefine((config, ctx) => {
     if (config.maxReadBytes > config.scrollbackMaxBytes) {
@@ -59,6 +65,11 @@ export const engineConfigSchema = z
         path: ['timeoutMs'],
         message: `must be <= maxTimeoutMs (${config.maxTimeoutMs}), got ${config.timeoutMs}`,
       });
+    }
+    for (const [index, entry] of config.homeAllowlist.entries()) {
+      const problem = homeAllowlistProblem(entry);
+      if (problem !== undefined)
+        ctx.addIssue({ code: 'custom', path: ['homeAllowlist', index], message: problem });
     }
     if (config.shellArgs !== undefined && config.shellPath === undefined) {
       ctx.addIssue({

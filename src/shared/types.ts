@@ -70,6 +70,12 @@ export interface SandboxSelection {
   mode: SandboxMode;
   /** Workspace root: writable in `workspace-write`, the default cwd in every mode. */
   workspaceRoot: string;
+  /**
+   * False when the root was taken from where the host started rather than named (default true): a
+   * root of `/`, `$HOME` or above `$HOME` is then refused for `workspace-write` and shows nothing of
+   * `$HOME` in `read-only` (SPEC §4.1).
+   */
+  workspaceExplicit?: boolean;
 }
 
 /** Options of `engine.spawn()`. */

@@ -27,14 +27,12 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { threadId } from 'node:worker_threads';
+import { engineCgroupName, engineOfCgroupName } from '../shared/engine-cgroup.js';
 import { TerminalError } from '../shared/errors.js';
-import type { ProcessIdentity } from '../shared/proc-stat.js';
 import { identityOf, isAlive } from './proc-probe.js';
 
 /** statfs(2) magic of a cgroup v2 filesystem: the home must be one before anything is written there. */
 const CGROUP2_SUPER_MAGIC = 0x63677270;
-/** Name of an engine process's directory: `agent-pty.<pid>.<starttime>`. */
-const ENGINE_DIR_PATTERN = /^agent-pty\.(\d+)\.(\d+)$/;
 /** Kernel files a session cgroup needs: join, freeze, kill, and the populated flag. */
 const REQUIRED_FILES = ['cgroup.procs', 'cgroup.freeze', 'cgroup.kill', 'cgroup.events'];
 /** The shell interpreter of the launcher (POSIX sh; `echo` is a builtin, so the writer is the shell itself). */
@@ -117,7 +115,7 @@ export async function prepareCgroupHome(rootOverride?: string): Promise<CgroupHo
     const self = identityOf(process.pid);
     if (self === undefined) return undefined;
     await sweepStaleCgroups(home);
-    const engineDir = path.join(home, engineDirName(self));
+    const engineDir = path.join(home, engineCgroupName(self));
     if (await probe(engineDir)) return new CgroupHome(engineDir);
     removeIfEmpty(engineDir);
     return undefined;
@@ -133,10 +131,8 @@ export async function prepareCgroupHome(rootOverride?: string): Promise<CgroupHo
  */
 async function sweepStaleCgroups(home: string): Promise<void> {
   for (const entry of listDirs(home)) {
-    const match = ENGINE_DIR_PATTERN.exec(entry);
-    if (match === null) continue;
-    const owner: ProcessIdentity = { pid: Number(match[1]), startTime: Number(match[2]) };
-    if (isAlive(owner) === 'alive') continue;
+    const owner = engineOfCgroupName(entry);
+    if (owner === undefined || isAlive(owner) === 'alive') continue;
     const dir = path.join(home, entry);
     try {
       // One write kills the whole subtree: every session cgroup of the dead engine.
@@ -147,11 +143,6 @@ async function sweepStaleCgroups(home: string): Promise<void> {
       // A concurrent sweep (another engine thread) or a stuck process: the next start tries again.
     }
   }
-}
-
-/** `agent-pty.<pid>.<starttime>` of an engine process. */
-function engineDirName(engine: ProcessIdentity): string {
-  return `agent-pty.${engine.pid}.${engine.startTime}`;
 }
 
 /**

@@ -10,10 +10,11 @@ import { threadId } from 'node:worker_threads';
 import type { IPty } from 'node-pty';
 import { TerminalError } from '../shared/errors.js';
 import { assertInputWithinLimit } from '../shared/input-limit.js';
-import { encodeKeys, validateKeys } from '../shared/keys.js';
+import { encodeKeys, refuseSignallingInput, validateKeys } from '../shared/keys.js';
 import { DisposableOwner } from '../shared/lifecycle.js';
 import type { ProcessIdentity } from '../shared/proc-stat.js';
 import type { LaunchInfo, SendSpec, SessionLaunchSpec, ShellPlan } from '../shared/protocol.js';
+import { assertSignalName } from '../shared/signals.js';
 import { assertTerminalSize } from '../shared/terminal-size.js';
 import type {
   Containment,
@@ -444,6 +445,9 @@ export class SessionCore extends DisposableOwner {
     }
     const plan = planSend(request, this.spec.config);
     const keys = request.keys;
+    // The terminal would turn ^C, ^Z and ^\ into signals unless a full-screen program owns it: those
+    // go through signal() (SPEC §4.4), whichever form the input takes.
+    refuseSignallingInput(plan.text, this.outputModel.alternateScreen, 'text');
     if (keys !== undefined) {
       validateKeys(keys, this.outputModel.alternateScreen);
       plan.text = encodeKeys(keys, { applicationCursorKeys: this.replier?.applicationCursorKeys ?? false });
@@ -503,6 +507,8 @@ export class SessionCore extends DisposableOwner {
 
   /** Delivers `signal` to the foreground process group; SIGKILL to the shell's own group is refused. */
   signal(signal: SignalName): SignalResult {
+    // The type binds nobody at run time: `process.kill` below would deliver any number or name.
+    assertSignalName(signal);
     this.assertOpen();
     if (this.exitStatus.kind === 'exited') throw new TerminalError('SESSION_CLOSED', 'the shell has exited');
     const target = this.foregroundGroup(signal);

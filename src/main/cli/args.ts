@@ -3,9 +3,11 @@
  * `--help`/`-h` and `--version`/`-v` work with every command and win over everything else, so a
  * person can always ask (`agent-pty mcp --help` must not start a server or fail on the flag).
  */
+import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { TerminalError } from '../../shared/errors.js';
 import { SANDBOX_MODES, type SandboxMode } from '../../shared/types.js';
+import { narrowImplicitWorkspace, refuseWritableFilesystemRoot } from '../../shared/workspace-scope.js';
 import { MCP_DEFAULT_MODE } from '../mcp/options.js';
 
 /** The commands: `interactive` is `agent-pty` without a subcommand. */
@@ -21,6 +23,11 @@ export type CliArgs =
       sandbox: SandboxMode;
       /** `--workspace DIR` (absolute); default the current directory. */
       workspace: string;
+      /**
+       * Set when no `--workspace` was given and the CLI was started in `/`, `$HOME` or above it: the
+       * mode was narrowed to `read-only` (SPEC §4.1), and this says so.
+       */
+      notice?: string;
     }
   /** Every argument but the subcommand, for the MCP server's own parser (`mcp/options.ts`). */
   | { command: 'mcp'; mcpArgs: string[] }
@@ -40,7 +47,7 @@ const VALUE_FLAGS: ReadonlySet<string> = new Set([
 ]);
 
 /** Parses argv (without node and script). Throws INVALID_ARGUMENT with a usable message. */
-export function parseCliArgs(argv: readonly string[], cwd = process.cwd()): CliArgs {
+export function parseCliArgs(argv: readonly string[], cwd = process.cwd(), home = homedir()): CliArgs {
   const words: Array<{ index: number; word: string }> = [];
   let help = false;
   let version = false;
@@ -76,7 +83,7 @@ export function parseCliArgs(argv: readonly string[], cwd = process.cwd()): CliA
       }
       return { command };
     case 'interactive':
-      return parseInteractive(rest, cwd);
+      return parseInteractive(rest, cwd, home);
   }
 }
 
@@ -91,9 +98,10 @@ function commandNamed(word: string | undefined): CliCommand {
 }
 
 /** `[--sandbox MODE] [--workspace DIR]` (each also as `--flag=value`). */
-function parseInteractive(argv: readonly string[], cwd: string): CliArgs {
+function parseInteractive(argv: readonly string[], cwd: string, home: string): CliArgs {
   let sandbox: SandboxMode = MCP_DEFAULT_MODE;
   let workspace = cwd;
+  let workspaceGiven = false;
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]!;
     const [flag, inline] =
@@ -116,9 +124,15 @@ function parseInteractive(argv: readonly string[], cwd: string): CliArgs {
       sandbox = mode as SandboxMode;
     } else if (flag === '--workspace') {
       workspace = resolve(cwd, value());
+      workspaceGiven = true;
     } else {
       throw new TerminalError('INVALID_ARGUMENT', `unknown argument '${arg}' (try --help)`);
     }
   }
-  return { command: 'interactive', sandbox, workspace };
+  if (workspaceGiven) {
+    refuseWritableFilesystemRoot(sandbox, workspace);
+    return { command: 'interactive', sandbox, workspace };
+  }
+  const { mode, notice } = narrowImplicitWorkspace(sandbox, workspace, home);
+  return { command: 'interactive', sandbox: mode, workspace, ...(notice === undefined ? {} : { notice }) };
 }

@@ -42,7 +42,12 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'interactive': {
       const { runInteractive } = await import('./interactive.js');
-      return runInteractive({ mode: args.sandbox, workspaceRoot: args.workspace });
+      if (args.notice !== undefined) process.stderr.write(`agent-pty: ${args.notice}\n`);
+      // A narrowed root stays implicit (the policy takes the cwd), so the sandbox keeps $HOME private.
+      return runInteractive({
+        mode: args.sandbox,
+        ...(args.notice === undefined ? { workspaceRoot: args.workspace } : {}),
+      });
     }
   }
 }

@@ -23,8 +23,11 @@ const CLI_OWNER = 'cli';
 export interface InteractiveOptions {
   /** Sandbox mode of the session (the CLI's default is the MCP server's, `workspace-write`). */
   mode: SandboxMode;
-  /** Workspace root: the session's cwd, and writable in `workspace-write`. */
-  workspaceRoot: string;
+  /**
+   * Workspace root: the session's cwd, and writable in `workspace-write`. Omitted: the current
+   * directory, taken as not named (a root of `/` or `$HOME` then shows nothing of `$HOME`, SPEC §4.1).
+   */
+  workspaceRoot?: string;
 }
 
 /**
@@ -33,7 +36,10 @@ export interface InteractiveOptions {
  */
 export async function runInteractive(options: InteractiveOptions): Promise<number> {
   const out = process.stdout;
-  const host = await createLocalHost({ mode: options.mode, workspaceRoot: options.workspaceRoot });
+  const host = await createLocalHost({
+    mode: options.mode,
+    ...(options.workspaceRoot === undefined ? {} : { workspaceRoot: options.workspaceRoot }),
+  });
   const pty = host.service('pty');
   const ctx: TerminalToolContext = { pty, owner: CLI_OWNER };
   try {

@@ -6,6 +6,7 @@
  * aborted by disposal.
  */
 import { describeError, TerminalBackendCleanupError, TerminalError } from '../../shared/errors.js';
+import { assertSignalName } from '../../shared/signals.js';
 import type {
   Dialect,
   Disposable,
@@ -380,6 +381,8 @@ export function createPtyService(): PtyService {
     },
 
     async signal(owner, id, signal) {
+      // Before the backend: a backend of another kind need not check what the types promised.
+      assertSignalName(signal);
       return lookupOpen(owner, id).session.signal(signal);
     },
 

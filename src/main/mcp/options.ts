@@ -1,8 +1,10 @@
 /** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--world NAME=COMMAND …]`. */
+import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { DIALECTS, isDialect } from '../../shared/dialects.js';
 import { TerminalError } from '../../shared/errors.js';
 import { type Dialect, SANDBOX_MODES, type SandboxMode } from '../../shared/types.js';
+import { narrowImplicitWorkspace, refuseWritableFilesystemRoot } from '../../shared/workspace-scope.js';
 import { splitCommandLine } from '../worlds/command-line.js';
 
 /** The MCP server's default: the model may write in the folder it was started in, nowhere else. */
@@ -56,6 +58,11 @@ export interface McpOptions {
   worlds?: Record<string, string[]>;
   /** Shell of a `terminal_open` that names none (default: the engine's, bash). */
   shell?: Dialect;
+  /**
+   * Set when no `--workspace` was given and the server was started in `/`, `$HOME` or above it: the
+   * mode was narrowed to `read-only` (SPEC §4.1), and this says so (stderr and the instructions).
+   */
+  notice?: string;
 }
 
 /**
@@ -63,12 +70,13 @@ export interface McpOptions {
  * `--flag=value`) and `--world NAME=COMMAND` (COMMAND split like a shell argv, see
  * worlds/command-line.ts); throws `INVALID_ARGUMENT`.
  */
-export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): McpOptions {
+export function parseMcpOptions(argv: readonly string[], cwd = process.cwd(), home = homedir()): McpOptions {
   const options: McpOptions = {
     mode: MCP_DEFAULT_MODE,
     workspaceRoot: cwd,
     maxWaitMs: MCP_DEFAULT_MAX_WAIT_MS,
   };
+  let workspaceGiven = false;
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]!;
     const [flag, inline] =
@@ -100,6 +108,7 @@ export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): M
       options.shell = shell;
     } else if (flag === '--workspace') {
       options.workspaceRoot = resolve(cwd, value());
+      workspaceGiven = true;
     } else if (flag === '--max-wait') {
       const text = value();
       const ms = Number(text);
@@ -133,5 +142,10 @@ export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): M
       );
     }
   }
-  return options;
+  if (workspaceGiven) {
+    refuseWritableFilesystemRoot(options.mode, options.workspaceRoot);
+    return options;
+  }
+  const { mode, notice } = narrowImplicitWorkspace(options.mode, options.workspaceRoot, home);
+  return notice === undefined ? options : { ...options, mode, notice };
 }

@@ -35,9 +35,11 @@ const CONNECTION_OWNER = `mcp-stdio-${process.pid}`;
  */
 export async function runMcpServer(argv: string[]): Promise<void> {
   const options = parseMcpOptions(argv);
+  if (options.notice !== undefined) process.stderr.write(`agent-pty mcp: ${options.notice}\n`);
   const host = await createLocalHost({
     mode: options.mode,
-    workspaceRoot: options.workspaceRoot,
+    // A narrowed root stays implicit (the policy takes the cwd), so the sandbox keeps $HOME private.
+    ...(options.notice === undefined ? { workspaceRoot: options.workspaceRoot } : {}),
     ptyLocal: {
       worlds: options.worlds ?? {},
       ...(options.shell === undefined ? {} : { dialect: options.shell }),
@@ -52,6 +54,7 @@ export async function runMcpServer(argv: string[]): Promise<void> {
     instructionsSuffix:
       `\nThis server runs every terminal in sandbox mode ${options.mode} (${MODE_MEANING[options.mode]}) ` +
       `with workspace ${options.workspaceRoot}.\n` +
+      (options.notice === undefined ? '' : `It was ${options.notice}.\n`) +
       (worldNames.length === 0
         ? ''
         : `Besides this machine (world "local", the default), terminal_open can open terminals in these execution worlds: ${worldNames.join(', ')}.\n`),
