@@ -137,23 +137,27 @@ async function confinedPrefix(policy: SandboxPolicy, sandbox = createBubblewrapS
 }
 
 describe('filesystem and network rules', () => {
-  itBwrap('workspace-write: only the workspace and a private /tmp are writable, no network', async () => {
-    const result = await probe(await confinedPrefix({ mode: 'workspace-write', workspaceRoot: workspace }));
-    expect(result).toEqual({
-      workspace: 'ok',
-      etc: 'denied',
-      home: 'denied',
-      outside: 'denied',
-      tmp: 'ok',
-      hostTmpVisible: 'denied',
-      sysctl: 'denied',
-      nestedUserNamespace: 'denied',
-      network: 'denied',
-    });
-    expect(existsSync(path.join(workspace, token))).toBe(true);
-    expect(existsSync(path.join('/tmp', token)), 'the sandbox /tmp must be private').toBe(false);
-    rmSync(path.join(workspace, token));
-  });
+  itBwrap(
+    'workspace-write: only the workspace and a private /tmp and $HOME are writable, no network',
+    async () => {
+      const result = await probe(await confinedPrefix({ mode: 'workspace-write', workspaceRoot: workspace }));
+      expect(result).toEqual({
+        workspace: 'ok',
+        etc: 'denied',
+        home: 'ok', // the private home: gone with the sandbox
+        outside: 'denied',
+        tmp: 'ok',
+        hostTmpVisible: 'denied',
+        sysctl: 'denied',
+        nestedUserNamespace: 'denied',
+        network: 'denied',
+      });
+      expect(existsSync(path.join(workspace, token))).toBe(true);
+      expect(existsSync(path.join('/tmp', token)), 'the sandbox /tmp must be private').toBe(false);
+      expect(existsSync(path.join(homedir(), token)), 'the sandbox $HOME must be private').toBe(false);
+      rmSync(path.join(workspace, token));
+    },
+  );
 
   itBwrap('read-only: the workspace is read-only too; /tmp is writable but private', async () => {
     const result = await probe(await confinedPrefix({ mode: 'read-only', workspaceRoot: workspace }));

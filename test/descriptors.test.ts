@@ -2,7 +2,9 @@
  * Descriptors (SPEC §4.1): a shell holds its own terminal and nothing else. No pty master of another
  * session reaches it (so no shell can type into another session), no descriptor the host left
  * inheritable reaches it, and no child process the host starts holds a pty master. All of it rests
- * on the node-pty patch (docs/decisions/0003-node-pty-patch.md): real shells, real /proc.
+ * on the node-pty patch (docs/decisions/0003-node-pty-patch.md) that agent-pty builds into its own pty
+ * addon at install (docs/decisions/0004-own-pty-build.md): real shells, real /proc. Run against an
+ * installed copy by scripts/package-smoke.mjs (test/support/package-under-test.ts).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import {
@@ -19,7 +21,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createBubblewrapSandbox } from '../dist/main/sandbox/bubblewrap.js';
 import { bwrapIt } from './support/bwrap.js';
 import {
   type EngineOptions,
@@ -28,11 +29,12 @@ import {
   type TerminalSession,
   testEngine,
   ttyOf,
+  underTest,
 } from './support/engine.js';
 
 const itBwrap = bwrapIt('descriptor');
 const HOST_FIXTURE = fileURLToPath(new URL('./fixtures/inherited-fd-host.mjs', import.meta.url));
-const ENGINE: EngineOptions = { sandbox: createBubblewrapSandbox(), disposeGraceMs: 300 };
+const ENGINE: EngineOptions = { sandbox: underTest.createBubblewrapSandbox(), disposeGraceMs: 300 };
 /** What an idle interactive bash holds: its terminal on 0-2 and the copy bash keeps on 255. */
 const IDLE_BASH_FDS = [0, 1, 2, 255];
 
@@ -59,8 +61,8 @@ function field(result: TerminalSendResult, name: string): string | undefined {
 }
 
 /**
- * Host pid of the shell itself: for a confined session `session.pid` is the sandbox launcher and `$$`
- * a pid in the sandbox's PID namespace, so take the host pid the result names as the foreground.
+ * Host pid of the shell itself, as the result names it in the foreground (`$$` would be a pid in the
+ * sandbox's PID namespace for a confined session).
  */
 async function shellPid(session: TerminalSession): Promise<number> {
   const { foreground } = await run(session, 'true');

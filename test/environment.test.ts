@@ -125,6 +125,74 @@ const TABLE: readonly Row[] = [
     verdict: drop('bearer-value'),
   },
 
+  // The shapes a value scrub must also find (issue 23, observation 2): a URL password holding a raw
+  // `/`, `#` or `?`, a token as a URL's user, connection strings, Authorization/Basic values, webhook
+  // URLs with the secret in the path, and credential parameters in a query string.
+  { name: 'APP_DB', value: 'postgres://admin:ab/cd3fg@db.example.com/app', verdict: drop('url-password') },
+  { name: 'LEGACY_DB', value: 'mysql://root:p#ss@db:3306/app', verdict: drop('url-password') },
+  { name: 'QUEUE', value: 'amqp://guest:wh?t@rabbit:5672/', verdict: drop('url-password') },
+  { name: 'PIN_ONLY', value: 'redis://:12345@cache/0', verdict: drop('url-password') },
+  {
+    name: 'CLONE_URL',
+    value: 'https://a94a8fe5ccb19ba61c4c0873d391e987982fbbd3@github.com/o/r.git',
+    verdict: drop('url-token-user'),
+  },
+  {
+    name: 'AZURE_STORAGE',
+    value: `DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=${fake('', 64)}==;EndpointSuffix=core.windows.net`,
+    verdict: drop('connection-string-secret'),
+  },
+  {
+    name: 'SERVICE_BUS',
+    value: 'Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=abc123=',
+    verdict: drop('connection-string-secret'),
+  },
+  {
+    name: 'MSSQL',
+    value: 'Server=db;Database=app;User Id=sa;Password=Str0ng!;',
+    verdict: drop('connection-string-secret'),
+  },
+  {
+    name: 'ODBC',
+    value: 'Driver={ODBC};Server=x;Uid=u;Pwd=hunter2;',
+    verdict: drop('connection-string-secret'),
+  },
+  { name: 'HEADER', value: 'Authorization: token abcdef', verdict: drop('authorization-header') },
+  { name: 'PROXY_HEADER', value: 'Proxy-Authorization: Digest x', verdict: drop('authorization-header') },
+  { name: 'BASIC', value: 'Basic dXNlcjpwYXNz', verdict: drop('basic-credential') },
+  { name: 'BASIC_PADDED', value: 'Basic YWxhZGRpbjpvcGVuc2VzYW1l', verdict: drop('basic-credential') },
+  {
+    name: 'ALERTS',
+    value: 'https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX',
+    verdict: drop('webhook-url'),
+  },
+  {
+    name: 'CHAT_HOOK',
+    value: 'https://discord.com/api/webhooks/123456789012345678/abcDEF-ghi',
+    verdict: drop('webhook-url'),
+  },
+  {
+    name: 'FEED',
+    value: 'https://api.example.com/v1/data?api_key=abc123def456',
+    verdict: drop('url-credential-param'),
+  },
+  {
+    name: 'FEED2',
+    value: 'https://example.com/x?page=2&token=abcd1234',
+    verdict: drop('url-credential-param'),
+  },
+  {
+    name: 'BLOB',
+    value: 'https://acct.blob.core.windows.net/c/b?sv=2020-08-04&sig=abc%2Fdef',
+    verdict: drop('url-credential-param'),
+  },
+  {
+    name: 'PRESIGNED',
+    value: 'https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=abcdef',
+    verdict: drop('url-credential-param'),
+  },
+  { name: 'MAPS_URL', value: 'https://maps.example.com/api?KEY=abc', verdict: drop('url-credential-param') },
+
   // Kept: names a shell and its tools need, including exemptions from the words above.
   { name: 'PATH', value: '/usr/local/bin:/usr/bin:/bin', verdict: keep('the command search path') },
   { name: 'HOME', value: '/home/u', verdict: keep('the home directory') },
@@ -179,6 +247,48 @@ const TABLE: readonly Row[] = [
   { name: 'GREETING_B64', value: 'SGVsbG8sIHdvcmxkIQ==', verdict: keep('short base64 data') },
   { name: 'SHAPE_NAME', value: 'AKIA', verdict: keep('an access key id prefix alone') },
   { name: 'PLAIN_TEXT', value: 'the bearer of good news', verdict: keep('bearer as a word of prose') },
+  {
+    name: 'SEARCH',
+    value: 'https://example.com/search?q=key&sort=token',
+    verdict: keep('credential words as values'),
+  },
+  {
+    name: 'ANIMAL_PARAMS',
+    value: 'https://example.com/?monkey=1&keyboard=us',
+    verdict: keep('param names that only contain key'),
+  },
+  { name: 'DOCS', value: 'https://example.com/docs#key=value', verdict: keep('a fragment is no query') },
+  {
+    name: 'TRUSTED_DB',
+    value: 'Server=db;Database=app;Trusted_Connection=True;',
+    verdict: keep('no secret part'),
+  },
+  { name: 'DB_BLANK_CONN', value: 'Server=db;Password=;', verdict: keep('an empty password is no secret') },
+  { name: 'MOTTO', value: 'Basic configuration of the build', verdict: keep('Basic as a word of prose') },
+  {
+    name: 'BUILD_HOOK',
+    value: 'https://hooks.example.com/services/build',
+    verdict: keep('not a webhook host'),
+  },
+  {
+    name: 'SSH_REMOTE',
+    value: 'git@github.com:owner/repo.git',
+    verdict: keep('scp-style remote: no scheme'),
+  },
+  { name: 'HTTPS_REMOTE', value: 'https://github.com/owner/repo.git', verdict: keep('no userinfo') },
+  { name: 'PATH_WITH_AT', value: 'https://example.com/path/a:b@c', verdict: keep('`:…@` in the path') },
+  {
+    name: 'INVITE',
+    value: 'http://localhost:3000/invite?email=a@b.example',
+    verdict: keep('a port, then an @ in the query'),
+  },
+  { name: 'FILE_URL', value: 'file:///home/u/a:b@c', verdict: keep('no authority at all') },
+  {
+    name: 'SHORT_USER',
+    value: 'https://deploy@example.com/',
+    verdict: keep('a short user name is no token'),
+  },
+  { name: 'AUTHOR_LINE', value: 'Authored-by: A. Author', verdict: keep('no Authorization header') },
 ];
 
 describe('the credential table', () => {
@@ -300,6 +410,14 @@ describe('credential values, as properties', () => {
       'a://',
       'a://:',
       'a://b:c',
+      'a://b:c/',
+      'a://:/',
+      '?key',
+      '&sig',
+      'AccountKey',
+      'Basic ',
+      'Authorization',
+      'hooks.slack.com/services',
       'AKIA',
     ].concat(['ghp_', 'xoxb-!', 'Bearer ', 'Bearer a', '-----BEGIN', 'PW', 'hf_', 'AIza!', 'npm_']);
     const judgeAll = (size: number) => {

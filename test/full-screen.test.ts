@@ -29,7 +29,7 @@ async function untilScreenGone(
 ): Promise<TerminalSendResult> {
   let current = result;
   for (let attempt = 0; attempt < 5 && current.screen !== undefined; attempt++) {
-    current = await session.startSend({ text: '', submit: false }).done;
+    current = await session.startSend({}).done;
   }
   return current;
 }
@@ -149,9 +149,43 @@ describe('named keys: refusals before anything is written', () => {
     await session.close();
   });
 
+  it('\\x03, \\x1a and \\x1c are refused in every input form while a line-mode program holds the terminal', async () => {
+    const session = await openSession();
+    // A foreground command that reads nothing: the terminal, in its default line mode, would turn each
+    // of these bytes into a signal for it (^C SIGINT, ^Z SIGTSTP, ^\ SIGQUIT).
+    const sleeping = session.startSend({ text: 'sleep 30', timeoutMs: 300 });
+    expect((await sleeping.done).waitReason).toBe('running');
+    const attempts: Array<{ keys: Array<string | { text: string }> } | { text: string; submit?: boolean }> = [
+      { keys: ['C-c'] },
+      { keys: ['C-z'] },
+      { keys: ['C-C'] },
+      { keys: [{ text: '\u0003' }] },
+      { keys: ['q', { text: 'a\u001ab' }] },
+      { text: '\u0003' },
+      { text: 'echo \u001c', submit: false },
+      { text: 'x\u001a' },
+    ];
+    for (const attempt of attempts) {
+      await expect(session.startSend(attempt).done, JSON.stringify(attempt)).rejects.toMatchObject({
+        code: 'KEY_REFUSED',
+        message: expect.stringContaining('signal'),
+      });
+    }
+    // None of them reached the sleep: it is still running, and a real SIGINT ends it now.
+    await session.signal('SIGINT');
+    expect(await session.startSend({}).done).toMatchObject({ waitReason: 'stdin_read', exitCode: 130 });
+    // At the shell's own prompt too.
+    await expect(session.startSend({ text: '\u0003' }).done).rejects.toMatchObject({ code: 'KEY_REFUSED' });
+    const next = await session.startSend({ text: 'echo next-$((6*7))' }).done;
+    expect(next.viewport.split('\n')).toEqual(['echo next-$((6*7))', 'next-42']);
+    await session.close();
+  });
+
   it('C-c reaches a full-screen program (nano reports the cursor position on C-c)', async () => {
     const session = await openSession();
     await session.startSend({ text: 'nano -I cc.txt' }).done;
+    const literal = await session.startSend({ keys: [{ text: '\u0003' }] }).done;
+    expect(literal.screen?.lines.some((line) => /line\s+1\/1/.test(line))).toBe(true);
     const answered = await session.startSend({ keys: ['C-c'] }).done;
     expect(answered.screen?.lines.some((line) => /line\s+1\/1/.test(line))).toBe(true);
     const left = await session.startSend({ keys: ['C-x'] }).done;

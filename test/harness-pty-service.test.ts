@@ -47,15 +47,19 @@ describe('PtyService spawn', () => {
     });
   });
 
-  it('resolves a relative cwd against the workspace root and rejects a missing one with what to do', async () => {
+  it('resolves a relative cwd against the workspace root and, unconfined, rejects a missing one with what to do', async () => {
     mkdirSync(join(workspace, 'sub'));
     await pty.spawn('alice', { type: 'shell', cwd: 'sub' });
     expect(engine.spawnOptions[0]?.cwd).toBe(join(workspace, 'sub'));
-    await expect(pty.spawn('alice', { type: 'shell', cwd: 'nope' })).rejects.toMatchObject({
+    // Confined, the sandbox judges the cwd: a hidden one and a missing one alike (sandbox-home.test.ts).
+    await pty.spawn('alice', { type: 'shell', cwd: 'nope' });
+    expect(engine.spawnOptions[1]?.cwd).toBe(join(workspace, 'nope'));
+    host.service('sandboxPolicy').setMode({ mode: 'danger-full-access', session: 'carol' });
+    await expect(pty.spawn('carol', { type: 'shell', cwd: 'nope' })).rejects.toMatchObject({
       code: 'INVALID_ARGUMENT',
       message: expect.stringMatching(/is not an existing directory; .*omit cwd to start in/),
     });
-    expect(pty.hasOwnerActivity('bob')).toBe(false);
+    expect(pty.hasOwnerActivity('carol')).toBe(false);
   });
 
   it('rejects an unknown backend type with the registered types', async () => {

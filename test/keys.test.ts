@@ -1,6 +1,6 @@
 /** Named keys (SPEC §4.3): names, literals, modes, refusals. */
 import { describe, expect, it } from 'vitest';
-import { encodeKeys, validateKeys } from '../src/shared/keys.js';
+import { encodeKeys, refuseSignallingInput, validateKeys } from '../src/shared/keys.js';
 
 const normal = { applicationCursorKeys: false };
 const application = { applicationCursorKeys: true };
@@ -39,5 +39,40 @@ describe('key encoding', () => {
     expect(() => validateKeys(['C-c'], false)).toThrow(expect.objectContaining({ code: 'KEY_REFUSED' }));
     expect(() => validateKeys(['C-c'], true)).not.toThrow();
     expect(() => validateKeys([{ text: 'x' }, 'C-x', 'C-c'], true)).not.toThrow();
+  });
+
+  it('the signalling control characters follow the C-c rule as names, as { text } and inside text', () => {
+    const refused = expect.objectContaining({
+      code: 'KEY_REFUSED',
+      message: expect.stringContaining('signal'),
+    });
+    for (const keys of [
+      ['C-c'],
+      ['C-z'],
+      ['C-Z'],
+      [{ text: '\x03' }],
+      ['Enter', { text: 'ab\x1acd' }],
+      [{ text: '\x1c' }],
+    ]) {
+      expect(() => validateKeys(keys, false), JSON.stringify(keys)).toThrow(refused);
+      expect(() => validateKeys(keys, true), JSON.stringify(keys)).not.toThrow();
+    }
+    for (const text of ['\x03', 'sleep 1\x1a', '\x1c', `${'x'.repeat(100_000)}\x03`]) {
+      expect(() => refuseSignallingInput(text, false, 'text'), JSON.stringify(text.slice(-8))).toThrow(
+        refused,
+      );
+      expect(() => refuseSignallingInput(text, true, 'text')).not.toThrow();
+    }
+    // Every other control character is plain input: the terminal signals only for these three.
+    const others = Array.from({ length: 32 }, (_, code) => String.fromCharCode(code)).filter(
+      (char) => !['\x03', '\x1a', '\x1c'].includes(char),
+    );
+    expect(() => refuseSignallingInput(others.join(''), false, 'text')).not.toThrow();
+    expect(() => validateKeys(['C-a', 'C-x', 'C-d', { text: others.join('') }], false)).not.toThrow();
+    // The message says which key, which signal, and what to use instead.
+    expect(() => validateKeys(['Enter', 'C-z'], false)).toThrow(
+      /keys\[1\] holds C-z .*SIGTSTP.*terminal_signal/,
+    );
+    expect(() => refuseSignallingInput('\x1c', false, 'text')).toThrow(/text holds C-\\ .*SIGQUIT/);
   });
 });

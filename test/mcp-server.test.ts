@@ -4,7 +4,8 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Host } from '../src/main/harness/host.js';
 import { parseMcpOptions } from '../src/main/mcp/options.js';
-import { createTerminalMcpServer } from '../src/main/mcp/terminal-mcp-server.js';
+import { createTerminalMcpServer, MAX_INSTRUCTIONS_CHARS } from '../src/main/mcp/terminal-mcp-server.js';
+import { TERMINAL_TOOLS_GUIDANCE } from '../src/main/tools/guidance.js';
 import { createFakeHost, type FakeHost } from './support/fake-host.js';
 import { gate } from './support/fake-pty-engine.js';
 import { until } from './support/until.js';
@@ -39,7 +40,10 @@ const textOf = (result: Awaited<ReturnType<Client['callTool']>>) =>
 describe('terminal MCP server', () => {
   it('announces itself with the guidance as instructions and lists the six tools with schemas and hints', async () => {
     expect(client.getServerVersion()?.name).toBe('agent-pty');
-    expect(client.getInstructions()).toMatch(/\[wait: inferred_idle\]` — NOT proven[\s\S]*mode X/);
+    expect(client.getInstructions()).toMatch(
+      /^## Terminal sessions\n[\s\S]*NOT proven finished[\s\S]*mode X\n$/,
+    );
+    expect(client.getInstructions()!.length).toBeLessThan(MAX_INSTRUCTIONS_CHARS);
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toEqual([
       'terminal_open',
@@ -101,7 +105,7 @@ describe('terminal MCP server', () => {
     expect(textOf(noArgs)).toMatch(/"sessionId" is required; "signal" is required/);
   });
 
-  it('clamps every send to the wait bound of the server (50 s by default) and tells the model so', async () => {
+  it("sends the server's wait cap (50 s by default) with every send, and renders the cut the engine reports", async () => {
     expect(client.getInstructions()).toMatch(
       /one terminal_send call waits at most 50000 ms \(a larger timeoutMs is cut to that\)/,
     );
@@ -111,23 +115,38 @@ describe('terminal MCP server', () => {
       name: 'terminal_send',
       arguments: { sessionId: 'shell-1', text: 'make', timeoutMs: 3_600_000 },
     });
-    await client.callTool({ name: 'terminal_send', arguments: { sessionId: 'shell-1', timeoutMs: 20_000 } });
-    expect(session.sends.map((send) => send.timeoutMs)).toEqual([50_000, 20_000]);
+    await client.callTool({ name: 'terminal_send', arguments: { sessionId: 'shell-1' } });
+    // The tools never guess the engine's default: an omitted timeoutMs stays omitted, the cap travels.
+    expect(session.sends.map(({ timeoutMs, maxWaitMs }) => ({ timeoutMs, maxWaitMs }))).toEqual([
+      { timeoutMs: 3_600_000, maxWaitMs: 50_000 },
+      { timeoutMs: undefined, maxWaitMs: 50_000 },
+    ]);
 
     const narrow = createTerminalMcpServer({ pty: host.service('pty'), owner: 'conn', maxWaitMs: 800 });
     const narrowClient = new Client({ name: 'narrow', version: '1.0.0' });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await Promise.all([narrow.connect(serverSide), narrowClient.connect(clientSide)]);
     try {
-      session.script = () => ({ viewport: '', waitReason: 'running' });
+      session.script = () => ({
+        viewport: '',
+        waitReason: 'running',
+        cappedWait: { boundMs: 800, askedMs: 1_500 },
+      });
       const sent = await narrowClient.callTool({
         name: 'terminal_send',
         arguments: { sessionId: 'shell-1' },
       });
-      expect(session.sends[2]?.timeoutMs).toBe(800);
+      expect(session.sends[2]).toMatchObject({ maxWaitMs: 800 });
       expect(textOf(sent)).toMatch(
-        /\[wait bound: 800 ms, the most this server waits per call, instead of 30000 ms\]$/,
+        /\[wait bound: 800 ms, the most this server waits per call, instead of 1500 ms\]$/,
       );
+      // A bound the cap did not cut gets no note.
+      session.script = () => ({ viewport: '', waitReason: 'running' });
+      const uncut = await narrowClient.callTool({
+        name: 'terminal_send',
+        arguments: { sessionId: 'shell-1' },
+      });
+      expect(textOf(uncut)).not.toContain('[wait bound:');
     } finally {
       await narrowClient.close();
       await narrow.close();
@@ -192,6 +211,29 @@ describe('terminal MCP server', () => {
     } finally {
       await cappedClient.close();
       await capped.close();
+    }
+  });
+
+  it('keeps its instructions under 2 000 characters: a long suffix is cut, the guidance and wait bound never', async () => {
+    expect(MAX_INSTRUCTIONS_CHARS).toBe(2_000);
+    const long = createTerminalMcpServer({
+      pty: host.service('pty'),
+      owner: 'conn',
+      instructionsSuffix: `\nThis server runs every terminal with workspace /${'deep/'.repeat(400)}.\n`,
+    });
+    const longClient = new Client({ name: 'long', version: '1.0.0' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await Promise.all([long.connect(serverSide), longClient.connect(clientSide)]);
+    try {
+      const instructions = longClient.getInstructions()!;
+      expect(instructions.length).toBe(MAX_INSTRUCTIONS_CHARS - 1);
+      expect(instructions.startsWith(TERMINAL_TOOLS_GUIDANCE)).toBe(true);
+      expect(instructions).toMatch(
+        /one terminal_send call waits at most 50000 ms[\s\S]*with workspace \/deep\/[a-z/]*…$/,
+      );
+    } finally {
+      await longClient.close();
+      await long.close();
     }
   });
 

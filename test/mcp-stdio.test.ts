@@ -139,7 +139,7 @@ describe('agent-pty mcp over stdio', () => {
       json: { sessionId, outcome: 'closed' },
     });
     expect(isAlive(shellPid)).toBe(false);
-    expect((await call(client, 'terminal_list', {})).json).toEqual({ sessions: [] });
+    expect((await call(client, 'terminal_list', {})).json).toMatchObject({ sessions: [] });
 
     // A session left open when the client goes away is closed with the connection.
     const second = await call(client, 'terminal_open', {});
@@ -188,7 +188,7 @@ describe('agent-pty mcp over stdio', () => {
       const result = await client.callTool({ name: 'terminal_open', arguments: {} });
       expect(result.isError).toBe(true);
       expect(textOf(result)).toMatch(/bubblewrap was not found .* use sandbox mode danger-full-access/);
-      expect((await call(client, 'terminal_list', {})).json).toEqual({ sessions: [] });
+      expect((await call(client, 'terminal_list', {})).json).toMatchObject({ sessions: [] });
     } finally {
       rmSync(noBwrap, { recursive: true, force: true });
     }

@@ -38,6 +38,32 @@ describe('terminal replies (zero-scrollback xterm replier)', () => {
     expect(result).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
     expect(result.viewport).toMatch(/reply=\[\d+;\d+R/);
   });
+
+  it('a program that redraws part of a block and then asks for the cursor gets its reply (issue 20)', async () => {
+    // The redraw (two up, one line redrawn) is cut off by the query where its next line would start.
+    // The program reads where it starts, redraws, asks again with a 5 s bound, and prints the change.
+    const engine = await testEngine();
+    const session = await engine.spawn();
+    const program = [
+      'import os, re, select, tty',
+      'tty.setraw(0)',
+      'def cpr(ask):',
+      '    os.write(1, ask)',
+      "    reply = b''",
+      "    while not reply.endswith(b'R') and select.select([0], [], [], 5)[0]: reply += os.read(0, 1)",
+      "    found = re.search(rb'\\[(\\d+);(\\d+)R$', reply)",
+      '    return (int(found[1]), int(found[2])) if found else None',
+      "start = cpr(b'\\x1b[6n')",
+      "end = cpr(b'a\\r\\nb\\r\\n\\x1b[2A\\r\\x1b[2Kx\\r\\n\\x1b[6n')",
+      "os.write(1, b'\\r\\nmoved %d col %d\\r\\n' % (end[0] - start[0], end[1]) if start and end else b'\\r\\nno reply\\r\\n')",
+    ].join('\n');
+    const result = await session.startSend({
+      text: `python3 -c "${program.replaceAll('"', '\\"')}"; stty sane`,
+    }).done;
+    // Without the answer, the send came back while the program still waited for it (no exit code).
+    expect(lines(result.viewport)).toContain('moved 1 col 1');
+    expect(result).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
+  });
 });
 
 describe('sanitized, bounded text', () => {

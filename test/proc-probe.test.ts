@@ -150,9 +150,15 @@ describe.runIf(process.platform === 'linux')('proc probes', () => {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TERM: 'dumb', PS1: '$ ' },
     });
     ptys.push({ term, exited: new Promise((resolve) => term.onExit(resolve)) });
-    term.onData(() => undefined);
+    let output = '';
+    term.onData((data) => {
+      output += data;
+    });
     term.write('sleep 1001 & bash -c "sleep 1002 & sleep 1003" & (sleep 1004 &)\r');
+    // The shell prints its next prompt once it reaped the `( … & )` subshell, whose sleep is then an
+    // orphan; before that, the subshell (or the sleep under it) is still a child or descendant.
     const tree = await until('the tree', () => {
+      if (output.split('$ ').length < 3) return undefined;
       const found = descendantsOf(term.pid);
       return found.filter((stat) => stat.comm === 'sleep').length === 3 ? found : undefined;
     });

@@ -1,6 +1,6 @@
 /**
  * Nothing may abort the host (SPEC §4.7): node-pty's exit callback must not throw into a thread that
- * is being terminated while its shells exit (docs/decisions/0003-node-pty-patch.md). Each run is a
+ * is being terminated while its shells exit (docs/decisions/0003-node-pty-patch.md, 0004). Each run is a
  * separate node process, so an abort shows as its exit status instead of killing the test runner.
  */
 import { spawnSync } from 'node:child_process';

@@ -196,19 +196,22 @@ describe('cancellation and signals', () => {
   it('a raw-mode python program that ignores \\x03 is still interrupted by cancel', async () => {
     const engine = await testEngine();
     const session = await engine.spawn();
+    // Full-screen (the alternate screen), so the engine types \x03 for it rather than refusing it.
+    // One line of Python, so no compound statement: an endless comprehension reads byte after byte.
     const program = [
-      'import sys, tty, time',
+      'import sys, tty',
       'tty.setraw(0)',
-      'print("raw-ready", flush=True)',
-      'while True: sys.stdin.read(1)',
+      'print("\\x1b[?1049hraw-ready", flush=True)',
+      '[sys.stdin.read(1) for _ in iter(int, 1)]',
     ].join('; ');
     const op = session.startSend({ text: `python3 -c '${program}'` });
     // In raw mode the terminal delivers ^C as a plain byte: only a real signal interrupts it.
     const ready = await op.done;
     expect(ready.waitReason).toBe('stdin_read');
+    expect(ready.foreground?.command).toBe('python3'); // running, not a syntax error at the prompt
     const ignored = session.startSend({ text: '\x03', submit: false });
     expect((await ignored.done).waitReason).toBe('stdin_read'); // still reading: \x03 did nothing
-    const cancel = session.startSend({ text: '' });
+    const cancel = session.startSend({});
     await cancel.cancel();
     const result = await cancel.done;
     expect(result.waitReason).toBe('stdin_read');

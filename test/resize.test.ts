@@ -45,7 +45,7 @@ describe('session.resize', () => {
     expect(opened.screen?.lines).toHaveLength(20);
     expect(opened.screen?.lines[18]).toBe('1018');
     await session.resize({ rows: 30, cols: 100 });
-    const redrawn = await session.startSend({ text: '', submit: false }).done;
+    const redrawn = await session.startSend({}).done;
     expect(redrawn.screen?.lines).toHaveLength(30);
     // less repainted its page for 30 rows (29 lines and its prompt); without the SIGWINCH the rows
     // below the old screen would stay blank.

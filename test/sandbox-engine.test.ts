@@ -126,6 +126,12 @@ interface Stat {
   session: number;
 }
 
+/** The POSIX session id of `pid` (for a confined shell: that of bwrap, the pty child that leads it). */
+function sessionIdOf(pid: number): number {
+  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[3]);
+}
+
 /** Live (non-zombie) processes whose session id is `sid`: bwrap, the shell and its children. */
 function liveInSession(sid: number): Stat[] {
   const found: Stat[] = [];
@@ -162,7 +168,7 @@ async function until(what: string, condition: () => boolean): Promise<void> {
 
 describe('filesystem and network through the engine', () => {
   itBwrap(
-    'workspace-write: the workspace is writable (and the cwd); /etc, $HOME, other folders and TCP are not',
+    'workspace-write: the workspace is writable (and the cwd), $HOME privately; /etc, other folders and TCP are not',
     async () => {
       const session = await confined('workspace-write');
       expect(session.sandbox).toEqual({ mode: 'workspace-write', workspaceRoot: workspace });
@@ -170,7 +176,7 @@ describe('filesystem and network through the engine', () => {
       expect(await probe(session, ['workspace', 'etc', 'home', 'outside', 'tmp', 'network'])).toEqual({
         workspace: 'ok',
         etc: 'denied',
-        home: 'denied',
+        home: 'ok', // the private home, gone at close: the host's stays untouched (below)
         outside: 'denied',
         tmp: 'ok',
         network: 'denied',
@@ -249,9 +255,10 @@ describe('a terminal inside the sandbox', () => {
 
   itBwrap('cancel of `sleep 100` interrupts it inside and settles at the prompt', async () => {
     const session = await confined('workspace-write');
+    const sid = sessionIdOf(session.pid);
     const op = session.startSend({ text: 'sleep 100' });
-    await until('sleep 100 runs', () => liveInSession(session.pid).some((stat) => stat.comm === 'sleep'));
-    const sleeper = liveInSession(session.pid).find((stat) => stat.comm === 'sleep')!;
+    await until('sleep 100 runs', () => liveInSession(sid).some((stat) => stat.comm === 'sleep'));
+    const sleeper = liveInSession(sid).find((stat) => stat.comm === 'sleep')!;
     await op.cancel();
     const result = await op.done;
     expect(result.waitReason).toBe('stdin_read');
@@ -263,20 +270,22 @@ describe('a terminal inside the sandbox', () => {
   itBwrap('close leaves nothing: bwrap, the shell inside and its children', async () => {
     const session = await confined('workspace-write');
     const result = await run(session, 'echo SHELL=$$; sleep 1000 & echo BG=$!; (sleep 1001 & echo BG=$!)');
-    // Pids printed inside are namespace pids: look up the host processes they name.
-    const shell = hostPidOf(session.pid, Number(/^SHELL=(\d+)\s*$/m.exec(result.viewport)![1]));
+    // bwrap, the pty child, leads the POSIX session; the shell runs below it, and `session.pid` is the shell's.
+    const sid = sessionIdOf(session.pid);
+    expect(sid).not.toBe(session.pid);
+    // Pids printed inside are namespace pids: look up the host processes they name (the orphaned
+    // `sleep 1001` is bwrap's child, not the shell's).
+    const shell = hostPidOf(sid, Number(/^SHELL=(\d+)\s*$/m.exec(result.viewport)![1]));
     const children = [...result.viewport.matchAll(/^BG=(\d+)\s*$/gm)].map((match) =>
-      hostPidOf(session.pid, Number(match[1])),
+      hostPidOf(sid, Number(match[1])),
     );
     expect(children).toHaveLength(2);
-    expect(shell).not.toBe(session.pid); // bwrap is the pty child; the shell runs below it
-    const inSession = liveInSession(session.pid);
+    expect(shell).toBe(session.pid);
+    const inSession = liveInSession(sid);
     expect(inSession.map((stat) => stat.comm)).toEqual(expect.arrayContaining(['bwrap', 'bash', 'sleep']));
     await session.close();
-    expect([session.pid, shell, ...children, ...inSession.map((stat) => stat.pid)].filter(isAlive)).toEqual(
-      [],
-    );
-    expect(liveInSession(session.pid)).toEqual([]);
+    expect([sid, shell, ...children, ...inSession.map((stat) => stat.pid)].filter(isAlive)).toEqual([]);
+    expect(liveInSession(sid)).toEqual([]);
   });
 });
 

@@ -2,12 +2,23 @@
  * The walls of a confined session (SPEC §4.1, docs/sandbox.md), through the public engine API with a
  * real bwrap: its own PID namespace (nothing outside is visible or can be signalled, and the whole
  * namespace dies with the host, even a SIGKILLed one), `tmpfsBytes`-capped `/tmp` and `/dev/shm`, a
- * read-only `/dev`, the home directory's credential stores hidden, and the terminal (job control,
- * Ctrl-Z, cancel) still working with the engine translating namespace pids to host pids.
+ * read-only `/dev`, a private home with none of the credential stores, no cgroupfs and its own cgroup
+ * namespace, and the terminal (job control, Ctrl-Z, cancel) still working with the engine translating
+ * namespace pids to host pids. Also: a SIGKILLed host leaves nothing of an unconfined session where
+ * cgroups exist (the reaper, SPEC §4.6).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  type Dirent,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -23,6 +34,11 @@ import {
 } from './support/engine.js';
 import { liveTree, sameNamespace, sleepsWithArgument } from './support/namespace.js';
 import { until } from './support/until.js';
+
+/** The parent of host process `pid`, from /proc. */
+function parentOf(pid: number): number {
+  return Number(/^PPid:\s*(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+}
 
 const itBwrap = bwrapIt('sandbox walls');
 
@@ -105,6 +121,27 @@ function numberOn(result: TerminalSendResult, name: string): number {
   return Number(match[1]);
 }
 
+/** The cgroup directories of engine process `pid` (`agent-pty.<pid>.<start>`) on any cgroup mount. */
+function cgroupDirsOf(pid: number): string[] {
+  const found: string[] = [];
+  const walk = (dir: string, depth: number): void => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return; // removed while walking
+    }
+    for (const entry of entries) {
+      if (!entry.isDirectory()) continue;
+      const child = path.join(dir, entry.name);
+      if (entry.name.startsWith(`agent-pty.${pid}.`)) found.push(child);
+      else if (depth < 8) walk(child, depth + 1);
+    }
+  };
+  walk('/sys/fs/cgroup', 0);
+  return found;
+}
+
 /** A `sleep` argument no other process on the host has, registered for cleanup. */
 function uniqueSleepArgument(): string {
   const argument = String(randomInt(900_000_000, 999_999_999));
@@ -120,9 +157,9 @@ class HostProcess {
   private wake: (() => void) | undefined;
   private gone = false;
 
-  constructor(sleepArgument: string) {
+  constructor(sleepArgument: string, mode = 'workspace-write') {
     const fixture = path.join(import.meta.dirname, 'fixtures', 'sandbox-host.mjs');
-    this.child = spawn(process.execPath, [fixture, workspace, sleepArgument], {
+    this.child = spawn(process.execPath, [fixture, workspace, sleepArgument, mode], {
       env: { ...process.env, HOME: home },
       stdio: ['pipe', 'pipe', 'inherit'],
     });
@@ -171,8 +208,7 @@ describe('its own PID namespace', () => {
       session,
       `sleep ${sleeper} & sleep ${sleeper} & ps -e -o pid= > /tmp/ps; echo procs-$(( $(wc -l < /tmp/ps) ))`,
     );
-    const shell = liveTree(session.pid).find((entry) => entry.comm === 'bash')!;
-    const namespace = sameNamespace(shell.pid);
+    const namespace = sameNamespace(session.pid); // session.pid is the shell's
     // bwrap's init, the shell and the two sleeps; ps itself was there too when it listed.
     expect(namespace.map((entry) => entry.comm).sort()).toEqual(['bash', 'bwrap', 'sleep', 'sleep']);
     expect(numberOn(result, 'procs')).toBe(namespace.length + 1);
@@ -208,6 +244,36 @@ describe('its own PID namespace', () => {
     await until('the launcher to die', () => !isAlive(sessionPid), WAIT_MS);
   });
 
+  itBwrap(
+    'a SIGKILLed host leaves no process of a danger-full-access session behind where cgroups exist',
+    async () => {
+      const sleeper = uniqueSleepArgument();
+      const daemon = uniqueSleepArgument();
+      const host = new HostProcess(sleeper, 'danger-full-access');
+      const { containment } = await host.next<{ containment: string }>();
+      if (containment !== 'cgroup') return; // no cgroup here: only the kernel's SIGHUP on pty close remains
+      // Immune to the pty's hangup, and a daemon in a session of its own: neither is in the shell's tree.
+      await host.send(`setsid nohup sleep ${daemon} >/dev/null 2>&1 &`);
+      await until(
+        'both sleeps',
+        () => sleepsWithArgument(sleeper).length + sleepsWithArgument(daemon).length === 2,
+        WAIT_MS,
+      );
+      await host.kill();
+      await until(
+        'every process of the unconfined session to die',
+        () => sleepsWithArgument(sleeper).length + sleepsWithArgument(daemon).length === 0,
+        WAIT_MS,
+      );
+      // The reaper also removed the dead host's cgroups: no successor had to sweep them.
+      await until(
+        'the dead host’s cgroups to be removed',
+        () => cgroupDirsOf(host.child.pid!).length === 0,
+        WAIT_MS,
+      );
+    },
+  );
+
   itBwrap('the `kill -9 $(ps -o ppid= -p $PPID)` escape does not reach the host', async () => {
     const sleeper = uniqueSleepArgument();
     const host = new HostProcess(sleeper);
@@ -235,12 +301,13 @@ describe('its own PID namespace', () => {
     const sleeper = uniqueSleepArgument();
     await run(session, `sleep ${sleeper} &`);
     await until('the background sleep', () => sleepsWithArgument(sleeper).length === 1, WAIT_MS);
-    const tree = liveTree(session.pid);
+    const launcher = parentOf(session.pid); // bwrap: the pty child, above the shell
+    const tree = liveTree(launcher);
     const started = performance.now();
     await session.close();
     // bwrap's init ignores SIGTERM from outside (the kernel shields a namespace's init); SIGKILL ends it.
     expect(performance.now() - started).toBeLessThan(disposeGraceMs / 2);
-    expect([session.pid, ...tree.map((entry) => entry.pid)].filter(isAlive)).toEqual([]);
+    expect([launcher, ...tree.map((entry) => entry.pid)].filter(isAlive)).toEqual([]);
   });
 
   itBwrap('job control, Ctrl-Z (SIGTSTP), fg and cancel work inside', async () => {
@@ -329,15 +396,15 @@ describe('capped tmpfs and a read-only /dev', () => {
 describe('credential stores under $HOME', () => {
   /**
    * Writes a script that prints `store <path> <what is there>` for each store and the control: the
-   * number of entries of a directory, the bytes of a file, `unreadable` for a file that cannot be
-   * opened, `writable` when a file could be created inside.
+   * number of entries of a directory, the bytes of a file, `missing` when nothing is there, `writable`
+   * when a file could be created inside.
    */
   function storeReport(): string {
     const script = path.join(workspace, 'stores.sh');
     const lines = [...STORES.map((store) => store.replace(/\/$/, '')), '.profile'].map(
       (store) =>
         `p="$1/${store}"; if [ -d "$p" ]; then n=$(ls -A "$p" | wc -l); ` +
-        `else n=$(wc -c < "$p" 2>/dev/null) || n=unreadable; fi; ` +
+        `elif [ -e "$p" ]; then n=$(wc -c < "$p" 2>/dev/null) || n=unreadable; else n=missing; fi; ` +
         `touch "$p/new" 2>/dev/null && n=writable; echo "store ${store} $n"`,
     );
     writeFileSync(script, `${lines.join('\n')}\n`);
@@ -347,20 +414,19 @@ describe('credential stores under $HOME', () => {
   /** `{ store: entries or bytes }` from the report's whole output lines. */
   function parseReport(viewport: string): Record<string, string> {
     return Object.fromEntries(
-      [...viewport.matchAll(/^store (\S+) (\d+|unreadable|writable)\s*$/gm)].map((match) => [
+      [...viewport.matchAll(/^store (\S+) (\d+|unreadable|missing|writable)\s*$/gm)].map((match) => [
         match[1],
         match[2],
       ]),
     );
   }
 
-  /** Hidden: a directory is empty, a file cannot be opened (it is `/dev/null` on a `nodev` mount). */
-  const hidden = Object.fromEntries([
-    ...STORES.map((store) => (store.endsWith('/') ? [store.slice(0, -1), '0'] : [store, 'unreadable'])),
-    ['.profile', String(SECRET.length)],
-  ]);
+  /** Deny by default: the private home holds none of them, nor any other file of the real home. */
+  const hidden = Object.fromEntries(
+    [...STORES.map((store) => store.replace(/\/$/, '')), '.profile'].map((store) => [store, 'missing']),
+  );
 
-  itBwrap('each store is hidden (empty, read-only); other files of the home stay readable', async () => {
+  itBwrap('no store is there (the home is private); nor are the other files of the home', async () => {
     const script = storeReport();
     const engine = await testEngine({ ...ENGINE, sandbox: createBubblewrapSandbox({ home }) });
     for (const mode of ['read-only', 'workspace-write'] as const) {
@@ -369,18 +435,15 @@ describe('credential stores under $HOME', () => {
       expect(parseReport(result.viewport), mode).toEqual(hidden);
       await session.close();
     }
-    // Control: the same report with hiding switched off sees every planted secret.
-    const open = await testEngine({
-      ...ENGINE,
-      sandbox: createBubblewrapSandbox({ home, hideCredentialStores: false }),
-    });
-    const session = await open.spawn({ sandbox: { mode: 'read-only', workspaceRoot: workspace } });
+    // Control: unconfined, the same report sees every planted secret (and the store directories
+    // are writable, as the host's are).
+    const session = await engine.spawn({ sandbox: { mode: 'danger-full-access', workspaceRoot: workspace } });
     const visible = parseReport((await run(session, `sh ${script} ${home}`)).viewport);
     expect(visible).toEqual(
       Object.fromEntries(
         Object.keys(hidden).map((store) => [
           store,
-          STORES.includes(`${store}/`) ? '1' : String(SECRET.length),
+          STORES.includes(`${store}/`) ? 'writable' : String(SECRET.length),
         ]),
       ),
     );
@@ -397,4 +460,38 @@ describe('credential stores under $HOME', () => {
     host.child.stdin!.end();
     await host.exited;
   });
+});
+
+describe('cgroupfs', () => {
+  itBwrap(
+    'shows nothing of the host: /sys/fs/cgroup is empty and /proc/self/cgroup names only the namespace root',
+    async () => {
+      // The engine's own cgroup directory, as the host sees it (when the engine could make one).
+      const engine = await testEngine(ENGINE);
+      for (const mode of ['read-only', 'workspace-write'] as const) {
+        const session = await engine.spawn({ sandbox: { mode, workspaceRoot: workspace } });
+        const result = await run(
+          session,
+          [
+            'echo entries-$(ls -A /sys/fs/cgroup 2>/dev/null | wc -l)',
+            "echo engine-dirs-$(find /sys/fs/cgroup -maxdepth 3 -name 'agent-pty*' 2>/dev/null | wc -l)",
+            "echo foreign-$(grep -vc ':/$' /proc/self/cgroup)",
+            'echo lines-$(grep -c . /proc/self/cgroup)',
+          ].join('; '),
+        );
+        expect(numberOn(result, 'entries'), mode).toBe(0);
+        expect(numberOn(result, 'engine-dirs'), mode).toBe(0);
+        // Every hierarchy's path is `/`: the session's own cgroup is the root of its namespace.
+        expect(numberOn(result, 'foreign'), `${mode}: ${result.viewport}`).toBe(0);
+        expect(numberOn(result, 'lines'), mode).toBeGreaterThan(0);
+        // Seen from the host, the shell is still in its session cgroup (teardown reads it from there).
+        const hostView = readFileSync(`/proc/${session.pid}/cgroup`, 'utf8'); // session.pid is the shell's
+        const unified = hostView.split('\n').find((line) => line.startsWith('0::'));
+        if (unified !== undefined && (await session.status()).containment === 'pid-namespace+cgroup') {
+          expect(unified).toMatch(/\/agent-pty\.\d+\.\d+\/engine-[0-9a-f]+\/session-/);
+        }
+        await session.close();
+      }
+    },
+  );
 });

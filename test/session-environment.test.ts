@@ -45,6 +45,13 @@ const DROPPED_BY_SHAPE: Record<string, string> = {
   SSL_PEM: `${SECRET}-pem`,
   DATABASE_URL: `postgres://u:${SECRET}@h/db`,
   PTY_TEST_BUILD_OPTS: `--verbose --with=${FAKE_GITHUB_TOKEN}`,
+  // Shapes of issue 23, observation 2: they reached the shell before the scrub parsed URLs.
+  PTY_TEST_APP_DB: `postgres://admin:${SECRET}/x@db.example.com/app`,
+  PTY_TEST_AZURE: `DefaultEndpointsProtocol=https;AccountName=a;AccountKey=${SECRET}`,
+  PTY_TEST_ALERTS: `https://hooks.slack.com/services/T0/B0/${SECRET}`,
+  PTY_TEST_FEED: `https://api.example.com/v1?api_key=${SECRET}`,
+  PTY_TEST_HEADER: 'Authorization: Basic YWdlbnQ6cHR5',
+  PTY_TEST_CLONE: 'https://a94a8fe5ccb19ba61c4c0873d391e987982fbbd3@github.com/o/r.git',
 };
 
 /** Innocent host variables that resemble a credential rule and must pass unchanged. */
@@ -52,6 +59,8 @@ const KEPT_LOOKALIKES: Record<string, string> = {
   PTY_TEST_HOMEPAGE: 'http://example.com/x',
   PTY_TEST_MIRROR: 'https://user@host/',
   PTY_TEST_NPWORKERS: '4',
+  PTY_TEST_SEARCH: 'https://example.com/search?q=key&sort=token',
+  PTY_TEST_REMOTE: 'https://github.com/owner/repo.git',
 };
 
 /** Host values the fixed terminal variables must override. */

@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { spawn } from 'node-pty';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CarriageReturnCollapser } from '../src/worker/carriage-return-collapse.js';
+import { FrameCollapser } from '../src/worker/cursor-up-frame-collapse.js';
 import { LineFeeds } from '../src/worker/line-feeds.js';
 import { LineTextKind, lineTextKind } from '../src/worker/line-text.js';
 import {
@@ -18,7 +19,12 @@ import {
   reducePlainRun,
 } from '../src/worker/plain-text-skip.js';
 import { OutputSanitizer, type SanitizerSink } from '../src/worker/sanitizer.js';
-import { replierTerminalOptions, TerminalReplier } from '../src/worker/terminal-replier.js';
+import {
+  mayReplyBeforeMoreOutput,
+  replierTerminalOptions,
+  TerminalReplier,
+  type TerminalReplierStats,
+} from '../src/worker/terminal-replier.js';
 
 /** A sanitizer sink that keeps nothing: the session's routing decision is all the tests need. */
 const DISCARDING_SINK: SanitizerSink = {
@@ -561,6 +567,36 @@ describe('TerminalReplier with a real process', () => {
     expect(await exited).toBe(0);
     expect(output).toContain('GOT [1;3R');
   });
+
+  it('answers python3 asking for the cursor right after redrawing part of a block (issue 20)', async () => {
+    // The redraw is a cursor-up frame cut off by the query where its second line would start. The
+    // program waits at most 5 s for the answer and prints the position it read, or that none came.
+    const script = [
+      'import os, re, select, tty',
+      'tty.setraw(0)',
+      'os.write(1, b"a\\r\\nb\\r\\n\\x1b[2A\\r\\x1b[2Kx\\r\\n\\x1b[6n")',
+      'reply = b""',
+      'while not reply.endswith(b"R") and select.select([0], [], [], 5)[0]: reply += os.read(0, 1)',
+      'cpr = re.search(rb"\\[(\\d+);(\\d+)R$", reply)',
+      'os.write(1, b"\\r\\ncpr row=%d col=%d\\r\\n" % (int(cpr[1]), int(cpr[2])) if cpr else b"\\r\\nno reply\\r\\n")',
+    ].join('\n');
+    const pty = spawn('python3', ['-c', script], {
+      cols: 80,
+      rows: 24,
+      env: { ...process.env, TERM: 'dumb' },
+    });
+    const r = new TerminalReplier({ cols: 80, rows: 24, reply: (data) => pty.write(data) });
+    open.push(r);
+    let output = '';
+    const exited = new Promise<number>((resolve) => pty.onExit(({ exitCode }) => resolve(exitCode)));
+    pty.onData((data) => {
+      output += data;
+      r.feed(data);
+    });
+    expect(await exited).toBe(0);
+    // Rows 1 and 2 hold a and b; two up, the frame's one line is redrawn, the cursor is below it.
+    expect(output.split('\r\n')).toContain('cpr row=2 col=1');
+  });
 });
 
 /**
@@ -686,6 +722,70 @@ describe('cursor-up frame collapse (each case fails if its check is removed)', (
     const { cursorX, cursorY } = reference.terminal.buffer.active;
     expect(screen?.cursor).toEqual({ row: cursorY, col: cursorX });
     expect(screenState(Reflect.get(r, 'terminal') as Terminal)).toEqual(screenState(reference.terminal));
+  });
+
+  it('answers a query that follows a redraw cut off inside its frame (issue 20)', async () => {
+    // A block redrawn in part, then a cursor position request where the frame's next line would start:
+    // the frame is cut off there, and what follows it must not be held open with it.
+    const { replier: r, replies } = replier(80, 24);
+    r.feed('a\r\nb\r\n\x1b[2A\r\x1b[2Kx\r\n\x1b[6n');
+    await r.whenIdle();
+    expect(replies).toEqual(['\x1b[2;1R']);
+    // Every short query, at every line start of a frame and after its cursor-up, 7-bit and C1.
+    const queries = [CPR, DA1, DA2, '\x1b[5n', '\x1b[0c', '\x9b6n', '\x9bc', '\x9b>c'];
+    const starts = ['\x1b[2A', '\x1b[2A\r\x1b[2Kx\r\n', '\x1b[A', '\x1b[3A\x1b[2K\rx\n\r\x1b[2Ky\r\n'];
+    for (const start of starts) {
+      for (const query of queries) {
+        const run = await againstReference(10, 6, ['a\r\nb\r\nc\r\n', start + query]);
+        const label = JSON.stringify(start + query);
+        expect(run.reference.replies, label).toHaveLength(1);
+        expect(run.subject, label).toEqual(run.reference);
+      }
+    }
+  });
+
+  it('holds open only output that cannot reply before more arrives', () => {
+    const asks = [CPR, DA1, DA2, DECXCPR, WINDOW_SIZE, '\x1b[5n', '\x1b[?6$p', '\x1b[2 q', '\x9b6n', '\x9bc'];
+    const strings = ['\x1bP$qm\x1b\\', '\x1bP', '\x90', '\x1b]11;?\x07', '\x9d11;?\x07', '\x1b_x', '\x1bZ'];
+    const controls = ['\x05', '\x7f', '\x18', 'x\x1b[?6', '\x1b[>'];
+    for (const text of [...asks, ...strings, ...controls]) {
+      expect(mayReplyBeforeMoreOutput(text), JSON.stringify(text)).toBe(true);
+      expect(mayReplyBeforeMoreOutput(`\x1b[2A\r\x1b[2Kx\r\n${text}`), JSON.stringify(text)).toBe(true);
+    }
+    // Text, BEL…CR, quiet CSIs, and a lone ESC or a CSI cut off at the very end (it replies only once
+    // more output completes it, and is parsed with that output).
+    const quiet = ['', 'abc 中😀', '\x1b[2A\r\x1b[2Kx\r\n', '\x1b[1;31mred\x1b[K\t\x07\b\x0b\x0c'];
+    for (const text of quiet) {
+      for (const end of ['', '\x1b', '\x1b[', '\x1b[6', '\x1b[1;']) {
+        expect(mayReplyBeforeMoreOutput(text + end), JSON.stringify(text + end)).toBe(false);
+      }
+    }
+  });
+
+  it('cuts off only the start of a frame, which cannot reply (property)', () => {
+    const cutStream = fc.integer({ min: 2, max: 24 }).chain((cols) =>
+      fc.record({
+        cols: fc.constant(cols),
+        rows: fc.integer({ min: 2, max: 9 }),
+        text: cursorUpStream(cols),
+        inserts: fc.array(fc.tuple(fc.nat(), fc.oneof(query, control)), { maxLength: 4 }),
+        to: fc.nat(),
+      }),
+    );
+    fc.assert(
+      fc.property(cutStream, ({ cols, rows, text, inserts, to }) => {
+        let stream = text;
+        for (const [at, piece] of inserts) {
+          const index = at % (stream.length + 1);
+          stream = stream.slice(0, index) + piece + stream.slice(index);
+        }
+        const end = to % (stream.length + 1);
+        const collapser = new FrameCollapser();
+        collapser.collapse(stream, 0, end, rows, cols);
+        expect(mayReplyBeforeMoreOutput(stream.slice(collapser.end, end))).toBe(false);
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it('leaves frames alone that are cut between writes', async () => {
@@ -1096,85 +1196,108 @@ function screenState(terminal: Terminal): unknown {
  */
 const ROUTES = ['feed', 'lineText', 'session'] as const;
 
+/** A scenario of the differential property: a terminal size, the output and resizes, how it is cut. */
+interface Scenario {
+  cols: number;
+  rows: number;
+  ops: Op[];
+  /** Chunk sizes, used in turn. */
+  cuts: number[];
+  /** Per chunk, in turn: whether the replier catches up (`whenIdle`) before the next. */
+  pauses: boolean[];
+}
+
+/**
+ * Feeds `scenario` to a replier (chunks routed by `route`) and to an xterm fed every byte, and checks
+ * that they agree: at every pause, the replies so far (output held back must not hide a query whose
+ * answer a program may be waiting for), and at the end the replies and the screen state. Returns the
+ * replier's counters.
+ */
+async function expectAgreementWithReference(
+  { cols, rows, ops, cuts, pauses }: Scenario,
+  route: (typeof ROUTES)[number],
+): Promise<TerminalReplierStats> {
+  // xterm 6 itself depends on how its input is split when autowrap is off and a wide character is
+  // dropped at the margin (the character after it overwrites half of a wide cell, or a new parse call
+  // blanks that cell first). Two xterms fed the same bytes in different chunks differ there, so such
+  // streams keep autowrap on.
+  const hasWide = ops.some((item) => item.kind === 'data' && wide.some((c) => item.data.includes(c)));
+  const stream: Op[] = ops.map((item) =>
+    hasWide && item.kind === 'data' ? { ...item, data: item.data.replaceAll('\x1b[?7l', '\x1b[?7h') } : item,
+  );
+  // Close with a final cursor report so a divergent end state shows in the replies too.
+  stream.push({ kind: 'data', data: CPR });
+  const replies: string[] = [];
+  const subject = new TerminalReplier({ cols, rows, reply: (data) => replies.push(data) });
+  const reference = createReference(cols, rows);
+  const sanitizer = new OutputSanitizer({ maxPendingChars: 1 << 16 });
+  const lineFeeds = new LineFeeds();
+  try {
+    let cutIndex = 0;
+    let pending: string[] = [];
+    const flushReference = async (): Promise<void> => {
+      for (const chunk of pending) reference.terminal.write(chunk);
+      pending = [];
+      await written(reference.terminal, '');
+    };
+    for (const item of stream) {
+      if (item.kind === 'resize') {
+        subject.resize(item.cols, item.rows);
+        await flushReference();
+        reference.terminal.resize(item.cols, item.rows);
+        continue;
+      }
+      for (let at = 0; at < item.data.length; ) {
+        const size = cuts[cutIndex % cuts.length]!;
+        const pause = pauses[cutIndex % pauses.length]!;
+        cutIndex += 1;
+        const chunk = item.data.slice(at, at + size);
+        at += size;
+        // Routed as the session does: line text through the fast entry (with the line feeds its scan
+        // found, for ASCII), the rest through feed.
+        if (route === 'session') feedAsSession(subject, chunk, sanitizer, lineFeeds);
+        else {
+          const kind = route === 'feed' ? LineTextKind.None : lineTextKind(chunk, lineFeeds);
+          if (kind === LineTextKind.None) subject.feed(chunk);
+          else subject.feedLineText(chunk);
+        }
+        pending.push(chunk);
+        if (pause) {
+          await subject.whenIdle();
+          await flushReference();
+          expect(replies, 'replies once the replier is idle').toEqual(reference.replies);
+        }
+      }
+    }
+    await subject.whenIdle();
+    await flushReference();
+    expect(replies).toEqual(reference.replies);
+    expect(screenState(Reflect.get(subject, 'terminal') as Terminal)).toEqual(
+      screenState(reference.terminal),
+    );
+    return subject.stats;
+  } finally {
+    subject.dispose();
+    reference.terminal.dispose();
+  }
+}
+
 describe('TerminalReplier differential property', () => {
   it('replies (and screen state) equal those of an xterm terminal fed every byte', async () => {
-    const lineFeeds = new LineFeeds();
     let fed = 0;
     let parsed = 0;
     let shortened = 0;
     let collapsed = 0;
     let frames = 0;
     await fc.assert(
-      fc.asyncProperty(
-        scenario,
-        fc.constantFrom(...ROUTES),
-        async ({ cols, rows, ops, cuts, pauses }, route) => {
-          // xterm 6 itself depends on how its input is split when autowrap is off and a wide character
-          // is dropped at the margin (the character after it overwrites half of a wide cell, or a new
-          // parse call blanks that cell first). Two xterms fed the same bytes in different chunks differ
-          // there, so such streams keep autowrap on.
-          const hasWide = ops.some((item) => item.kind === 'data' && wide.some((c) => item.data.includes(c)));
-          const stream: Op[] = ops.map((item) =>
-            hasWide && item.kind === 'data'
-              ? { ...item, data: item.data.replaceAll('\x1b[?7l', '\x1b[?7h') }
-              : item,
-          );
-          // Close with a final cursor report so a divergent end state shows in the replies too.
-          stream.push({ kind: 'data', data: CPR });
-          const replies: string[] = [];
-          const subject = new TerminalReplier({ cols, rows, reply: (data) => replies.push(data) });
-          const reference = createReference(cols, rows);
-          const sanitizer = new OutputSanitizer({ maxPendingChars: 1 << 16 });
-          try {
-            let cutIndex = 0;
-            let pending: string[] = [];
-            const flushReference = async (): Promise<void> => {
-              for (const chunk of pending) reference.terminal.write(chunk);
-              pending = [];
-              await written(reference.terminal, '');
-            };
-            for (const item of stream) {
-              if (item.kind === 'resize') {
-                subject.resize(item.cols, item.rows);
-                await flushReference();
-                reference.terminal.resize(item.cols, item.rows);
-                continue;
-              }
-              for (let at = 0; at < item.data.length; ) {
-                const size = cuts[cutIndex % cuts.length]!;
-                const pause = pauses[cutIndex % pauses.length]!;
-                cutIndex += 1;
-                const chunk = item.data.slice(at, at + size);
-                at += size;
-                // Routed as the session does: line text through the fast entry (with the line feeds its
-                // scan found, for ASCII), the rest through feed.
-                if (route === 'session') feedAsSession(subject, chunk, sanitizer, lineFeeds);
-                else {
-                  const kind = route === 'feed' ? LineTextKind.None : lineTextKind(chunk, lineFeeds);
-                  if (kind === LineTextKind.None) subject.feed(chunk);
-                  else subject.feedLineText(chunk);
-                }
-                pending.push(chunk);
-                if (pause) await subject.whenIdle();
-              }
-            }
-            await subject.whenIdle();
-            await flushReference();
-            expect(replies).toEqual(reference.replies);
-            expect(screenState(Reflect.get(subject, 'terminal') as Terminal)).toEqual(
-              screenState(reference.terminal),
-            );
-            fed += subject.stats.charsFed;
-            parsed += subject.stats.charsParsed;
-            shortened += subject.stats.shortenedRuns;
-            collapsed += subject.stats.collapsedSegments;
-            frames += subject.stats.collapsedFrames;
-          } finally {
-            subject.dispose();
-            reference.terminal.dispose();
-          }
-        },
-      ),
+      fc.asyncProperty(scenario, fc.constantFrom(...ROUTES), async (drawn, route) => {
+        const stats = await expectAgreementWithReference(drawn, route);
+        fed += stats.charsFed;
+        parsed += stats.charsParsed;
+        shortened += stats.shortenedRuns;
+        collapsed += stats.collapsedSegments;
+        frames += stats.collapsedFrames;
+      }),
       // REPLIER_RUNS=5000 explores further when the fast path changes; 250 keeps the suite quick.
       { numRuns: Number(process.env.REPLIER_RUNS ?? 250) },
     );
@@ -1183,6 +1306,22 @@ describe('TerminalReplier differential property', () => {
     expect(collapsed).toBeGreaterThan(1000);
     expect(frames).toBeGreaterThan(20);
     expect(parsed).toBeLessThan(fed * 0.9);
+  });
+
+  // Counterexamples the property found, each kept as it was shrunk.
+  it('seed -1084435989 (issue 20): a query where a cut-off frame would go on is answered', async () => {
+    const found: Scenario = {
+      cols: 21,
+      rows: 5,
+      ops: [
+        { kind: 'data', data: '\x1b[6n' },
+        { kind: 'data', data: '\t' },
+        { kind: 'data', data: '\x1b[4A\r\x1b[2K\r\n' }, // the closing CPR follows where line 2 would start
+      ],
+      cuts: [1],
+      pauses: [false],
+    };
+    for (const route of ROUTES) await expectAgreementWithReference(found, route);
   });
 });
 
@@ -1224,51 +1363,89 @@ describe('TerminalReplier bounds', () => {
     })),
   );
 
+  /**
+   * Feeds `pieces` cut at `cuts` (sizes, in turn) to a replier bounding string sequences at BOUND, and
+   * checks its replies and screen against an xterm fed the stream without the overlong sequences.
+   */
+  async function expectBoundedAsIfAbsent(pieces: StringSequence[], cuts: number[]): Promise<void> {
+    const stream = pieces.map((p) => p.text).join('') + CPR;
+    const kept =
+      pieces
+        .filter((p) => p.counted <= BOUND)
+        .map((p) => p.text)
+        .join('') + CPR;
+    const replies: string[] = [];
+    const subject = new TerminalReplier({
+      cols: 20,
+      rows: 5,
+      reply: (d) => replies.push(d),
+      maxStringSequenceChars: BOUND,
+    });
+    const reference = createReference(20, 5);
+    try {
+      let at = 0;
+      for (let i = 0; at < stream.length; i++) {
+        const size = cuts[i % cuts.length]!;
+        subject.feed(stream.slice(at, at + size));
+        at += size;
+      }
+      await subject.whenIdle();
+      await written(reference.terminal, kept);
+      expect(replies).toEqual(reference.replies);
+      expect(screenState(Reflect.get(subject, 'terminal') as Terminal)).toEqual(
+        screenState(reference.terminal),
+      );
+    } finally {
+      subject.dispose();
+      reference.terminal.dispose();
+    }
+  }
+
   it('cancels string sequences past the bound exactly as if they were absent', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(piece, { minLength: 1, maxLength: 20 }),
         fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 10 }),
         async (pieces, cuts) => {
-          const stream = pieces.map((p) => p.text).join('') + CPR;
           // The reference never sees an overlong sequence; a lone ESC before one would join it, so a
           // stream where an ESC piece precedes a sequence is left to the ESC-free cases.
           // biome-ignore lint/suspicious/noControlCharactersInRegex: the grammar is made of control codes
-          if (/\x1b(?=\x1b[\]P_X]|[\x90\x98\x9d\x9e\x9f])/.test(stream)) return;
-          const kept =
-            pieces
-              .filter((p) => p.counted <= BOUND)
-              .map((p) => p.text)
-              .join('') + CPR;
-          const replies: string[] = [];
-          const subject = new TerminalReplier({
-            cols: 20,
-            rows: 5,
-            reply: (d) => replies.push(d),
-            maxStringSequenceChars: BOUND,
-          });
-          const reference = createReference(20, 5);
-          try {
-            let at = 0;
-            for (let i = 0; at < stream.length; i++) {
-              const size = cuts[i % cuts.length]!;
-              subject.feed(stream.slice(at, at + size));
-              at += size;
-            }
-            await subject.whenIdle();
-            await written(reference.terminal, kept);
-            expect(replies).toEqual(reference.replies);
-            expect(screenState(Reflect.get(subject, 'terminal') as Terminal)).toEqual(
-              screenState(reference.terminal),
-            );
-          } finally {
-            subject.dispose();
-            reference.terminal.dispose();
-          }
+          if (/\x1b(?=\x1b[\]P_X]|[\x90\x98\x9d\x9e\x9f])/.test(pieces.map((p) => p.text).join(''))) return;
+          await expectBoundedAsIfAbsent(pieces, cuts);
         },
       ),
       { numRuns: 300 },
     );
+  });
+
+  // Counterexamples the property found, each kept as it was shrunk.
+  it('seed -439669573 (commit 1f44a7b): a DECRQSS whose body holds a DEL', async () => {
+    // xterm 6 drops a DEL that starts a parse call inside a DCS body and keeps one inside a run of body
+    // characters, so the request below is valid or not by how it was split: fed in these pieces, the
+    // replier (which parsed each small chunk at once) answered with the margins, the reference fed
+    // whole reported an invalid request. The generator leaves DEL out of DCS bodies for this reason;
+    // if xterm stops depending on the split, this shows it and DEL can return to the bodies.
+    const request = '\x1bP$qr\x7f\x1b\\';
+    const pieces = ['\x07\x1b', 'P$qr', '\x7f', '\x1b\\'];
+    const whole = createReference(20, 5);
+    const split = createReference(20, 5);
+    try {
+      await written(whole.terminal, `\x07${request}`);
+      for (const part of pieces) await written(split.terminal, part);
+      expect(whole.replies).toEqual(['\x1bP0$r\x1b\\']);
+      expect(split.replies).toEqual(['\x1bP1$r1;5r\x1b\\']);
+    } finally {
+      whole.terminal.dispose();
+      split.terminal.dispose();
+    }
+    // As the generator draws it now, with DEL left out of the body, the bound agrees with the reference.
+    const found = [
+      { text: '\x07', counted: 0 },
+      { text: '\x1bP$qr\x1b\\', counted: 3 },
+      { text: '\x1b]\x07', counted: 0 },
+    ];
+    await expectBoundedAsIfAbsent(found, [2, 4, 1, 4, 4, 1]);
+    await expectBoundedAsIfAbsent(found, [3, 1]);
   });
 
   it('keeps no overlong payload: 20 MB of one OSC reach xterm as a bounded prefix', async () => {

@@ -49,10 +49,10 @@ describe('terminal tools on real bash', () => {
     const sent = await run('terminal_send', { sessionId, text: 'seq 1 3000' });
     expect(Buffer.byteLength(sent.text)).toBeLessThanOrEqual(1024);
     expect(sent.text).toMatch(
-      /\n3000\n\[wait: stdin_read\]\n\[exit: 0\]\n\[session: running\]\n\[truncated: /,
+      /\n3000\n\[wait: stdin_read\]\n\[exit: 0\]\n\[session: running\]\n\[truncated\] Older output of this send was dropped/,
     );
     const firstShown = Number((sent.json.output as string).split('\n')[0]);
-    const call = /page back with terminal_read (\{.*\})\]$/.exec(sent.text)?.[1];
+    const call = /page back with terminal_read (\{.*\})\.$/.exec(sent.text)?.[1];
     expect(call).toBeDefined();
     const page = await run('terminal_read', { ...JSON.parse(call!), count: 2 });
     expect(page.json.text).toBe(`${firstShown - 2}\n${firstShown - 1}`);
@@ -69,7 +69,7 @@ describe('terminal tools on real bash', () => {
     expect(idle.json).toMatchObject({ waitReason: 'inferred_idle', foreground: { command: 'script' } });
     expect(idle.json).not.toHaveProperty('exitCode');
     expect(idle.text).toMatch(
-      /start-42\n\[wait: inferred_idle\] not proven finished.*\n\[foreground: script\]\n\[session: running\]$/,
+      /start-42\n\[wait: inferred_idle\] Not proven finished.*\n\[foreground: script\]\n\[session: running\]$/,
     );
     // Waiting without typing (nothing goes into the relay) until the shell's prompt proves the end.
     const later: string[] = [];
@@ -88,7 +88,7 @@ describe('terminal tools on real bash', () => {
     expect(ticking.json).toMatchObject({ waitReason: 'running' });
     expect(ticking.json).not.toHaveProperty('exitCode');
     expect(ticking.text).toMatch(
-      /tick\n\[wait: running\] the command is still running: .*\n(?:\[foreground: sleep\]\n)?\[session: running\]$/,
+      /tick\n\[wait: running\] The command is still running: .*\n(?:\[foreground: sleep\]\n)?\[session: running\]$/,
     );
     await run('terminal_signal', { sessionId, signal: 'SIGINT' });
     const back = await run('terminal_send', { sessionId, text: 'echo done-$((6*7))' });
@@ -107,7 +107,7 @@ describe('terminal tools on real bash', () => {
     expect(step.json).toMatchObject({ waitReason: 'running', foreground: { command: 'sleep' } });
     expect(step.json).not.toHaveProperty('exitCode');
     expect(step.text).toMatch(
-      /\n\[wait: running\] the command is still running: .*Keep waiting with terminal_send \{"sessionId":"shell-1"\} \(no text\), or stop it with terminal_signal SIGINT\.\n\[foreground: sleep\]\n\[session: running\]$/,
+      /\n\[wait: running\] The command is still running: .*Keep waiting with terminal_send \{"sessionId":"shell-1"\} \(no text\), or stop it with terminal_signal SIGINT\.\n\[foreground: sleep\]\n\[session: running\]$/,
     );
     const rest = await run('terminal_send', { sessionId, timeoutMs: 10_000 });
     expect(rest.json).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });

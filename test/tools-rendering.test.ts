@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Host } from '../src/main/harness/host.js';
 import { runTerminalTool, TERMINAL_TOOLS, type TerminalToolOutcome } from '../src/main/tools/catalog.js';
-import { TERMINAL_TOOLS_GUIDANCE } from '../src/main/tools/guidance.js';
+import { TERMINAL_TOOLS_GUIDANCE, TERMINAL_TOOLS_GUIDANCE_MAX_CHARS } from '../src/main/tools/guidance.js';
 import type { LiveLinesBatch } from '../src/main/tools/live-lines.js';
 import type { TerminalToolContext } from '../src/main/tools/tool.js';
 import { TerminalError } from '../src/shared/errors.js';
@@ -71,22 +71,36 @@ describe('tool definitions', () => {
     expect(send.properties.submit).toMatchObject({ type: 'boolean', default: true });
     expect(send.properties.timeoutMs).toMatchObject({ type: 'integer', exclusiveMinimum: 0 });
     expect(send.properties.waitFor).toMatchObject({ type: 'string', minLength: 1 });
-    expect(TERMINAL_TOOLS[1]!.description).toMatch(/Without text, nothing is typed and the call only waits/);
-    expect(TERMINAL_TOOLS[1]!.description).toMatch(/waitFor "Serving HTTP on/);
+    expect(TERMINAL_TOOLS[1]!.description).toMatch(
+      /Without text \(and keys\), nothing is typed and the call only waits/,
+    );
+    expect(TERMINAL_TOOLS[1]!.description).toMatch(/To press Enter alone .* send text ""/);
+    expect(TERMINAL_TOOLS[1]!.description).toMatch(/waitFor \(e\.g\. "Serving HTTP on/);
     const signal = TERMINAL_TOOLS[3]!.inputSchema as { properties: { signal: { enum: string[] } } };
     expect(signal.properties.signal.enum).toEqual(['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGTSTP', 'SIGHUP']);
   });
 
-  it('guidance explains every wait reason, that inferred_idle and timeout prove nothing, and how to wait', () => {
+  it('guidance explains every wait reason, that inferred_idle and timeout prove nothing, how to wait, keys; it stays short', () => {
     for (const reason of ['stdin_read', 'running', 'pattern', 'inferred_idle', 'timeout', 'session_exit']) {
-      expect(TERMINAL_TOOLS_GUIDANCE).toContain(`[wait: ${reason}]`);
+      expect(TERMINAL_TOOLS_GUIDANCE).toMatch(new RegExp(`\n- (\`\\w+\`, )?\`${reason}\`(, \`\\w+\`)?:`));
     }
-    expect(TERMINAL_TOOLS_GUIDANCE).toMatch(/\[wait: inferred_idle\]` — NOT proven/);
-    expect(TERMINAL_TOOLS_GUIDANCE).toMatch(/\[wait: timeout\]` — NOT proven/);
-    expect(TERMINAL_TOOLS_GUIDANCE).toMatch(/\[wait: running\]` — the command is still running/);
-    expect(TERMINAL_TOOLS_GUIDANCE).toMatch(/call `terminal_send` with the sessionId and \*\*no text\*\*/);
-    expect(TERMINAL_TOOLS_GUIDANCE).toMatch(/"waitFor": "Serving HTTP on"/);
-    expect(TERMINAL_TOOLS_GUIDANCE).toContain('[foreground: NAME]');
+    expect(TERMINAL_TOOLS_GUIDANCE).toMatch(/`inferred_idle`, `timeout`: NOT proven finished/);
+    expect(TERMINAL_TOOLS_GUIDANCE).toMatch(
+      /`running`: the wait bound passed and the command is still running/,
+    );
+    expect(TERMINAL_TOOLS_GUIDANCE).toMatch(
+      /Keep waiting with `terminal_send` with the sessionId and no text/,
+    );
+    expect(TERMINAL_TOOLS_GUIDANCE).toMatch(/"waitFor": "Listening on\|ready in"/);
+    expect(TERMINAL_TOOLS_GUIDANCE).toMatch(/drive it with `keys`/);
+    expect(TERMINAL_TOOLS_GUIDANCE).toMatch(/JSON `hint`/);
+    // Sent as the MCP server's instructions, which Claude Code cuts after 2 048 characters; the
+    // server's own sentences must still fit under 2 000 (terminal-mcp-server.ts).
+    expect(TERMINAL_TOOLS_GUIDANCE.length).toBeLessThanOrEqual(TERMINAL_TOOLS_GUIDANCE_MAX_CHARS);
+  });
+
+  it('keeps every tool description under 2 000 characters (Claude Code cuts them after 2 048)', () => {
+    for (const tool of TERMINAL_TOOLS) expect(tool.description.length, tool.name).toBeLessThan(2_000);
   });
 });
 
@@ -94,10 +108,10 @@ describe('terminal_open', () => {
   it('renders the session, sandbox, motd and status; JSON has exactly the SPEC fields', async () => {
     const outcome = await ok('terminal_open', { name: 'build', cwd: '.' });
     const pid = engine.spawned[0]!.pid;
-    expect(outcome.text).toBe(
-      `Opened terminal session shell-1 (shell, bash, pid ${pid}, sandbox workspace-write, workspace ${workspace}). ` +
-        'Use terminal_send with sessionId "shell-1" to run commands.\nfake motd\n[session: running]',
-    );
+    const header =
+      `Opened terminal session shell-1 (shell, bash, pid ${pid}, sandbox workspace-write, workspace ${workspace}, containment process-tree). ` +
+      'Use terminal_send with sessionId "shell-1" to run commands.';
+    expect(outcome.text).toBe(`${header}\nfake motd\n[session: running]`);
     expect(outcome.json).toEqual({
       sessionId: 'shell-1',
       name: 'build',
@@ -108,6 +122,8 @@ describe('terminal_open', () => {
       containment: 'process-tree',
       limits: FAKE_LIMITS,
       motd: 'fake motd',
+      // The sandbox is not a field of the result: the hint carries it, in the words of the text.
+      hint: header,
     });
   });
 
@@ -158,13 +174,11 @@ describe('terminal_send', () => {
       foreground: { pid: 77, command: 'make' },
     });
     const outcome = await ok('terminal_send', { sessionId: id, text: 'make', timeoutMs: 1000 });
-    expect(outcome.text).toBe(
-      'step 1 of 3\n' +
-        '[wait: running] the command is still running: this send stopped waiting before it finished (it is ' +
-        'not done, and not waiting for input). Keep waiting with terminal_send {"sessionId":"shell-1"} (no ' +
-        'text), or stop it with terminal_signal SIGINT.\n' +
-        '[foreground: make]\n[session: running]',
-    );
+    const note =
+      'The command is still running: this send stopped waiting before it finished (it is not done, and ' +
+      'not waiting for input). Keep waiting with terminal_send {"sessionId":"shell-1"} (no text), or stop ' +
+      'it with terminal_signal SIGINT.';
+    expect(outcome.text).toBe(`step 1 of 3\n[wait: running] ${note}\n[foreground: make]\n[session: running]`);
     expect(outcome.json).toEqual({
       output: 'step 1 of 3\n',
       foreground: { pid: 77, command: 'make' },
@@ -172,6 +186,7 @@ describe('terminal_send', () => {
       sessionStatus: { kind: 'running' },
       truncated: false,
       elapsedMs: 1,
+      hint: note,
     });
   });
 
@@ -188,30 +203,45 @@ describe('terminal_send', () => {
       waitFor: 'Serving',
     });
     expect(served.text).toMatch(
-      /\.\.\.\n\[wait: pattern\] the waitFor pattern matched; the command may still be running.*\n\[foreground: python3\]\n\[session: running\]$/,
+      /\.\.\.\n\[wait: pattern\] The waitFor pattern matched; the command may still be running.*\n\[foreground: python3\]\n\[session: running\]$/,
     );
     expect(served.json.foreground).toEqual({ pid: 90, command: 'python3' });
+    expect(served.json.hint).toMatch(
+      /^The waitFor pattern matched; .*stop it with terminal_signal SIGINT\.$/,
+    );
+    expect(served.text).toContain(served.json.hint);
     session.script = () => ({ viewport: '', exitCode: 0, foreground: { pid: 80, command: 'bash' } });
     const atPrompt = await ok('terminal_send', { sessionId: id, text: 'true' });
     expect(atPrompt.text).toBe('[wait: stdin_read]\n[exit: 0]\n[session: running]');
     expect(atPrompt.json.foreground).toEqual({ pid: 80, command: 'bash' });
+    // Proven readiness needs no explanation.
+    expect(atPrompt.json).not.toHaveProperty('hint');
   });
 
-  it('clamps timeoutMs (and the default bound) to the call’s maxWaitMs and says so when it cut the wait', async () => {
+  it('passes timeoutMs as asked and maxWaitMs as the cap; notes a cut only when the engine reports one', async () => {
     const { id, session } = await open();
-    const clamped = { ...ctx, maxWaitMs: 1_000 };
-    session.script = () => ({ viewport: '', waitReason: 'running' });
-    const cut = await ok('terminal_send', { sessionId: id, text: 'make', timeoutMs: 600_000 }, clamped);
-    expect(session.sends[0]?.timeoutMs).toBe(1_000);
+    const capped = { ...ctx, maxWaitMs: 1_000 };
+    session.script = () => ({
+      viewport: '',
+      waitReason: 'running',
+      cappedWait: { boundMs: 1_000, askedMs: 600_000 },
+    });
+    const cut = await ok('terminal_send', { sessionId: id, text: 'make', timeoutMs: 600_000 }, capped);
+    expect(session.sends[0]).toMatchObject({ timeoutMs: 600_000, maxWaitMs: 1_000 });
     expect(cut.text).toMatch(
       /\n\[wait bound: 1000 ms, the most this server waits per call, instead of 600000 ms\]$/,
     );
-    await ok('terminal_send', { sessionId: id }, clamped);
-    expect(session.sends[1]?.timeoutMs).toBe(1_000);
-    await ok('terminal_send', { sessionId: id, timeoutMs: 300 }, clamped);
-    expect(session.sends[2]?.timeoutMs).toBe(300);
+    expect(cut.json.hint).toMatch(
+      / \[wait bound: 1000 ms, the most this server waits per call, instead of 600000 ms\]$/,
+    );
+    session.script = () => ({ viewport: '', waitReason: 'running' });
+    const uncut = await ok('terminal_send', { sessionId: id }, capped);
+    expect(session.sends[1]).not.toHaveProperty('timeoutMs'); // the engine's own default, never guessed
+    expect(session.sends[1]).toMatchObject({ maxWaitMs: 1_000 });
+    expect(uncut.text).not.toContain('[wait bound:');
     await ok('terminal_send', { sessionId: id, timeoutMs: 600_000 });
-    expect(session.sends[3]?.timeoutMs).toBe(600_000);
+    expect(session.sends[2]).toMatchObject({ timeoutMs: 600_000 });
+    expect(session.sends[2]).not.toHaveProperty('maxWaitMs');
   });
 
   it('hands live output to onLiveLines as line batches while the send runs, and unsubscribes when it settles', async () => {
@@ -249,11 +279,13 @@ describe('terminal_send', () => {
     const screen = { lines: ['hello', '~', '~', '', ''], cursor: { row: 0, col: 4 } };
     session.script = () => ({ viewport: '', exitCode: undefined, screen, elapsedMs: 3 });
     const outcome = await ok('terminal_send', { sessionId: id, keys: ['Escape', { text: ':w' }, 'Enter'] });
+    const note =
+      'A full-screen program owns the terminal; this is its screen (the JSON field screen). Drive it with ' +
+      'keys, not text: e.g. ["Escape", {"text": ":q!"}, "Enter"] leaves vim, ["C-x"] leaves nano, ["q"] quits less.';
     expect(outcome.text).toBe(
-      '[screen: a full-screen program owns the terminal; cursor at row 1, column 5; answer it with keys]\n' +
-        'hello\n~\n~\n[wait: stdin_read]\n[session: running]',
+      `[screen: cursor at row 1, column 5] ${note}\nhello\n~\n~\n[wait: stdin_read]\n[session: running]`,
     );
-    expect(outcome.json).toMatchObject({ screen });
+    expect(outcome.json).toMatchObject({ screen, hint: note });
     expect(session.sends[0]).toMatchObject({ keys: ['Escape', { text: ':w' }, 'Enter'] });
     expect(session.sends[0]?.text).toBeUndefined();
   });
@@ -262,13 +294,18 @@ describe('terminal_send', () => {
     const { id, session } = await open();
     session.script = () => ({ viewport: 'building...', waitReason: 'inferred_idle', exitCode: undefined });
     const idle = await ok('terminal_send', { sessionId: id, text: 'make', submit: false });
-    expect(idle.text).toMatch(/^building\.\.\.\n\[wait: inferred_idle\] not proven finished/);
+    expect(idle.text).toMatch(/^building\.\.\.\n\[wait: inferred_idle\] Not proven finished/);
+    expect(idle.json.hint).toMatch(
+      /^Not proven finished: .*keep waiting with terminal_send \{"sessionId":"shell-1"\} \(no text\)/,
+    );
+    expect(idle.text).toContain(idle.json.hint);
     expect(idle.text).not.toContain('[exit:');
     expect(idle.json).not.toHaveProperty('exitCode');
     expect(session.sends[0]?.submit).toBe(false);
     session.script = () => ({ viewport: '', waitReason: 'timeout', exitCode: undefined });
     const timeout = await ok('terminal_send', { sessionId: id, text: '' });
     expect(timeout.text).toMatch(/^\[wait: timeout\] .*probably still running.*terminal_signal SIGINT/);
+    expect(timeout.json.hint).toMatch(/^Not proven finished: .*probably still running/);
   });
 
   it('renders an exited shell with code and signal', async () => {
@@ -300,10 +337,13 @@ describe('terminal_send', () => {
       waitReason: 'timeout',
     });
     const outcome = await ok('terminal_send', { sessionId: id, text: 'seq 1000000' });
-    expect(outcome.text.split('\n').at(-1)).toBe(
-      `[truncated: older output of this send was dropped, the last 3 lines are shown; page back with terminal_read {"sessionId":"${id}","offset":3}]`,
-    );
+    const paging = `Older output of this send was dropped, the last 3 lines are shown; page back with terminal_read {"sessionId":"${id}","offset":3}.`;
+    expect(outcome.text.split('\n').at(-1)).toBe(`[truncated] ${paging}`);
     expect(outcome.json.truncated).toBe(true);
+    // Both notes, in the order of the text.
+    expect(outcome.json.hint).toMatch(
+      new RegExp(`^Not proven finished: .* ${paging.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`),
+    );
   });
 
   it('caps the result at maxResultBytes keeping the tail, whole lines first', async () => {
@@ -322,7 +362,8 @@ describe('terminal_send', () => {
     expect(outcome.text).toContain(
       `the last ${kept} lines are shown; page back with terminal_read {"sessionId":"${id}","offset":${kept + 1}}`,
     );
-    expect(outcome.text).toMatch(/\[wait: stdin_read\]\n\[exit: 0\]\n\[session: running\]\n\[truncated: /);
+    expect(outcome.text).toMatch(/\[wait: stdin_read\]\n\[exit: 0\]\n\[session: running\]\n\[truncated\] /);
+    expect(outcome.json.hint).toBe(outcome.text.split('\n').at(-1)!.slice('[truncated] '.length));
   });
 
   it('passes the call’s cancellation to the send (it ends the wait) and never signals the command', async () => {
@@ -340,18 +381,19 @@ describe('terminal_read', () => {
     const { id, session } = await open();
     session.lines = Array.from({ length: 10 }, (_, index) => `row ${index}`);
     const outcome = await ok('terminal_read', { sessionId: id, offset: 2, count: 3 });
-    expect(outcome.text).toBe(
-      `row 5\nrow 6\nrow 7\n[lines 6-8 of 10]\n[more: 5 older lines; previous page: terminal_read {"sessionId":"${id}","offset":5}]`,
-    );
+    const more = `5 older lines; the previous page is terminal_read {"sessionId":"${id}","offset":5}.`;
+    expect(outcome.text).toBe(`row 5\nrow 6\nrow 7\n[lines 6-8 of 10]\n[more] ${more}`);
     expect(outcome.json).toEqual({
       text: 'row 5\nrow 6\nrow 7',
       totalLines: 10,
       lineBegin: 5,
       lineEnd: 8,
       truncated: false,
+      hint: more,
     });
     const oldest = await ok('terminal_read', { sessionId: id, offset: 8 });
     expect(oldest.text).toBe('row 0\nrow 1\n[lines 1-2 of 10]');
+    expect(oldest.json).not.toHaveProperty('hint');
     const none = await ok('terminal_read', { sessionId: id, offset: 50 });
     expect(none.text).toBe('[lines: none in this range; the scrollback holds 10 lines]');
   });
@@ -367,6 +409,9 @@ describe('terminal_read', () => {
     expect(outcome.text).toContain(
       `page back with terminal_read {"sessionId":"${id}","offset":${300 - json.lineBegin}}`,
     );
+    expect(outcome.json.hint).toBe(
+      `Older lines of this page were dropped to fit; page back with terminal_read {"sessionId":"${id}","offset":${300 - json.lineBegin}}.`,
+    );
     expect(Buffer.byteLength(outcome.text)).toBeLessThanOrEqual(2048);
   });
 });
@@ -375,9 +420,10 @@ describe('terminal_signal, terminal_close, terminal_list', () => {
   it('signals the foreground group', async () => {
     const { id, session } = await open();
     const outcome = await ok('terminal_signal', { sessionId: id, signal: 'SIGINT' });
-    expect(outcome.json).toEqual({ delivered: true, targetPgid: session.pid });
-    expect(outcome.text).toMatch(
-      new RegExp(`^Delivered SIGINT to the foreground process group ${session.pid} of ${id}\\.`),
+    const next = `See its effect with terminal_send {"sessionId":"${id}"} (no text: it waits until the terminal is ready and returns what was printed), or with terminal_read.`;
+    expect(outcome.json).toEqual({ delivered: true, targetPgid: session.pid, hint: next });
+    expect(outcome.text).toBe(
+      `Delivered SIGINT to the foreground process group ${session.pid} of ${id}. ${next}`,
     );
   });
 
@@ -394,14 +440,16 @@ describe('terminal_signal, terminal_close, terminal_list', () => {
   });
 
   it('lists the caller’s sessions only', async () => {
-    expect((await ok('terminal_list', {})).text).toBe(
-      'No open terminal sessions. Start one with terminal_open.',
-    );
+    const empty = await ok('terminal_list', {});
+    expect(empty.text).toBe('No open terminal sessions. Start one with terminal_open.');
+    expect(empty.json).toEqual({ sessions: [], hint: empty.text });
     await ok('terminal_open', { name: 'web' });
     await ctx.pty.spawn('someone-else', { type: 'shell' });
     const outcome = await ok('terminal_list', {});
     const pid = engine.spawned[0]!.pid;
-    expect(outcome.text).toBe(`shell-1  "web"  shell  bash  pid ${pid}  workspace-write  [session: running]`);
+    expect(outcome.text).toBe(
+      `shell-1  "web"  shell  bash  pid ${pid}  workspace-write, workspace ${workspace}  containment process-tree  [session: running]`,
+    );
     expect(outcome.json).toEqual({
       sessions: [
         {

@@ -21,6 +21,15 @@ import { until } from './support/until.js';
 const BIN = new URL('../dist/main/cli/bin.js', import.meta.url).pathname;
 const SERVE = [process.execPath, BIN, 'serve', '--stdio'];
 
+/** The `serve --stdio` process a far shell runs under (a sandbox launcher may sit in between). */
+function serveProcessAbove(pid: number): number {
+  for (let current = pid; current > 1; ) {
+    current = Number(readFileSync(`/proc/${current}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+    if (readFileSync(`/proc/${current}/cmdline`, 'utf8').split('\0').includes('serve')) return current;
+  }
+  throw new Error(`no serve process above ${pid}`);
+}
+
 describe('--world NAME=COMMAND', () => {
   it('splits a command like a shell argv, without expanding anything', () => {
     expect(splitCommandLine('ssh -p 2222 box agent-pty serve --stdio')).toEqual([
@@ -140,7 +149,7 @@ describe('a host with a world', () => {
   it('connects the world again once its link died', async () => {
     const pty = host.service('pty');
     const first = await pty.spawn('model', { type: 'shell', world: 'far' });
-    const serverPid = Number(readFileSync(`/proc/${first.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+    const serverPid = serveProcessAbove(first.pid);
     process.kill(serverPid, 'SIGKILL');
     await until('the world to notice', () => !isAlive(serverPid));
     const sent = pty.startSend('model', first.sessionId, { text: 'true' });

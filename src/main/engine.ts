@@ -25,6 +25,7 @@ import {
 } from '../shared/protocol.js';
 import type { SandboxProvider } from '../shared/sandbox.js';
 import type { CloseOptions, PtyEngine, SpawnOptions, TerminalSession } from '../shared/types.js';
+import { CgroupReaper } from './cgroup-reaper.js';
 import { HeartbeatMonitor, type HeartbeatStall } from './heartbeat-monitor.js';
 import { HostExitGuard } from './host-exit-guard.js';
 import { SerialLock } from './serial-lock.js';
@@ -116,6 +117,8 @@ export class Engine implements PtyEngine, EngineInternals {
   private readonly replacements = new Set<Promise<void>>();
   /** How to crash the thread of each running session task (only with a fault plan). */
   private readonly crashers = new Map<string, (kind: ThreadFaultKind) => Promise<void>>();
+  /** Kills this process's session cgroups if the host dies without closing (SPEC §4.6). */
+  private readonly reaper: CgroupReaper;
   private nextId = 1;
   private closing: Promise<void> | undefined;
 
@@ -144,6 +147,7 @@ export class Engine implements PtyEngine, EngineInternals {
     });
     // A worker error with no task attached would otherwise be an unhandled 'error' event.
     this.pool.on('error', () => undefined);
+    this.reaper = new CgroupReaper(config.cgroupRoot);
   }
 
   threadCount(): number {
@@ -212,7 +216,9 @@ export class Engine implements PtyEngine, EngineInternals {
       );
     }
     const cwd = options.cwd ?? selection?.workspaceRoot ?? process.cwd();
-    assertDirectory(cwd);
+    // A confined cwd is the provider's to judge (confine below): it refuses one the sandbox hides with
+    // the message it gives a missing one, so the refusal reveals nothing of the host (SPEC §4.1).
+    if (sandbox === undefined) assertDirectory(cwd);
     const id = `t${this.nextId++}`;
     const spec: SessionLaunchSpec = {
       id,
@@ -295,25 +301,38 @@ export class Engine implements PtyEngine, EngineInternals {
           : await sandbox.confine(plan.argv, {
               mode: selection.mode,
               workspaceRoot: selection.workspaceRoot,
+              ...(selection.workspaceExplicit === false ? { workspaceExplicit: false } : {}),
+              cwd,
               tmpfsBytes: this.config.tmpfsBytes,
+              homeAllowlist: this.config.homeAllowlist,
               readablePaths: plan.readablePaths,
             });
+      // node-pty starts the (confined) launcher there on the host: a provider that let a missing cwd
+      // through gets the plain refusal rather than a failed spawn.
+      if (sandbox !== undefined) assertDirectory(cwd);
+      // After plan(): the thread found its cgroup home. Before launch: the launcher joins a cgroup.
+      this.reaper.ensureRunning();
       const info = await this.launchLock.run(() => call(() => proxy.launch(argv)));
       hostThread = this.pool.threads.find((thread) => thread.threadId === info.threadId);
       placement.threadId = info.threadId;
       launched = true;
       this.tasks.set(id, closeUnpublished);
       this.guard.register(id, info.identity, info.cgroupDir, info.limitDirs);
-      const { motd } = await withAbort(
+      const { motd, shellPid } = await withAbort(
         call(() => proxy.awaitStartup()),
         signal,
       );
       const session = new ThreadSession({
         id,
         name: options.name,
-        pid: info.identity.pid,
+        // The shell's, as SPEC §5 promises; the guard keeps the pty child's identity (it kills the tree).
+        pid: shellPid,
         motd,
-        sandbox: selection,
+        // The published selection: mode and root (how the root was chosen is the spawn's business).
+        sandbox:
+          selection === undefined
+            ? undefined
+            : { mode: selection.mode, workspaceRoot: selection.workspaceRoot },
         dialect,
         maxInputBytes: this.config.maxInputBytes,
         maxScreenCells: this.config.maxScreenCells,
@@ -415,6 +434,9 @@ export class Engine implements PtyEngine, EngineInternals {
     this.heartbeats.dispose();
     await this.pool.destroy();
     this.guard.dispose();
+    // Every session is closed or killed: dismissed, the reaper kills nothing (another engine of this
+    // process shares its cgroup directory).
+    await this.reaper.close();
     if (failures.length > 0)
       throw new AggregateError(failures, `${failures.length} session(s) failed to close cleanly`);
   }

@@ -7,9 +7,9 @@
  * A session with a cgroup (SPEC §4.6) is killed through `cgroup.kill` first, so a descendant that
  * daemonized out of the shell's tree and POSIX session dies too; the tree scan covers the rest.
  *
- * Known limit: SIGKILL of the host itself cannot be caught; then only the kernel's SIGHUP on pty close
- * reaches unconfined shells (confined ones die with their PID namespace), and an unconfined descendant
- * that ignores SIGHUP survives until the next engine's start sweeps its cgroup.
+ * SIGKILL of the host itself cannot be caught here: then the engine's reaper (cgroup-reaper.ts) kills
+ * every session that has a cgroup, confined sessions die with their PID namespace, and an unconfined
+ * session without a cgroup gets only the kernel's SIGHUP on pty close.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { type ProcessIdentity, parseProcStat } from '../shared/proc-stat.js';

@@ -46,6 +46,9 @@ export function validateSpawnOptions(options: SpawnOptions, config: EngineConfig
     if (typeof options.sandbox.workspaceRoot !== 'string' || options.sandbox.workspaceRoot === '') {
       fail('sandbox.workspaceRoot', 'must be a non-empty path');
     }
+    const explicit = options.sandbox.workspaceExplicit;
+    if (explicit !== undefined && typeof explicit !== 'boolean')
+      fail('sandbox.workspaceExplicit', 'must be a boolean');
   }
   return spawnLimits(options, config, fail);
 }

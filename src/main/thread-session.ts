@@ -8,6 +8,7 @@ import type * as Comlink from 'comlink';
 import { TerminalError } from '../shared/errors.js';
 import { assertInputWithinLimit } from '../shared/input-limit.js';
 import type { SessionThreadApi } from '../shared/protocol.js';
+import { assertSignalName } from '../shared/signals.js';
 import { assertTerminalSize } from '../shared/terminal-size.js';
 import type {
   CloseOptions,
@@ -33,6 +34,7 @@ import { LiveOutputReceiver } from './live-output-receiver.js';
 export interface ThreadSessionParts {
   id: string;
   name: string | undefined;
+  /** The shell's host pid (in a confined mode the shell's, not the sandbox launcher's). */
   pid: number;
   motd: string;
   sandbox: SandboxSelection | undefined;
@@ -156,7 +158,11 @@ export class ThreadSession implements TerminalSession {
   }
 
   signal(signal: SignalName): Promise<SignalResult> {
-    return this.call(() => this.proxy.signal(signal));
+    return this.call(async () => {
+      // Checked here too: only one of the five names crosses to the thread (SPEC §4.4).
+      assertSignalName(signal);
+      return this.proxy.signal(signal);
+    });
   }
 
   status(): Promise<SessionStatus> {

@@ -3,6 +3,7 @@
  * load with a message naming the field and the rule.
  */
 import { z } from 'zod';
+import { DEFAULT_HOME_ALLOWLIST, homeAllowlistProblem } from './credential-stores.js';
 import { DIALECTS } from './dialects.js';
 import { TerminalError } from './errors.js';
 import { type MachineResources, machineResources } from './machine-resources.js';
@@ -59,6 +60,11 @@ export const engineConfigSchema = z
     maxSessions: positiveInt.default(256),
     /** Largest `rows × cols` of one terminal: the screen models hold that many cells. */
     maxScreenCells: positiveInt.default(250_000),
+    /**
+     * Paths below `$HOME` a confined session may read, beside the workspace and the toolchains on the
+     * host's `PATH`; the rest of `$HOME` is hidden (SPEC §4.1). Never a credential store.
+     */
+    homeAllowlist: z.array(z.string()).default([...DEFAULT_HOME_ALLOWLIST]),
   })
   .superRefine((config, ctx) => {
     if (config.maxReadBytes > config.scrollbackMaxBytes) {
@@ -96,6 +102,11 @@ export const engineConfigSchema = z
         path: ['rows'],
         message: `rows × cols must be <= maxScreenCells (${config.maxScreenCells}), got ${config.rows} × ${config.cols}`,
       });
+    }
+    for (const [index, entry] of config.homeAllowlist.entries()) {
+      const problem = homeAllowlistProblem(entry);
+      if (problem !== undefined)
+        ctx.addIssue({ code: 'custom', path: ['homeAllowlist', index], message: problem });
     }
     if (config.shellArgs !== undefined && config.shellPath === undefined) {
       ctx.addIssue({

@@ -43,7 +43,7 @@ export type TerminalErrorCode =
   | 'CONTAINMENT_FAILED'
   /** A `keys` send named a key that does not exist (the message lists the valid names). */
   | 'UNKNOWN_KEY'
-  /** A `keys` send was refused by policy (`C-c` while no full-screen program owns the terminal). */
+  /** Input was refused by policy: `C-c`, `C-z` or `C-\` (as a key or inside text) while no full-screen program owns the terminal. */
   | 'KEY_REFUSED'
   /** A count limit was reached: the engine's `maxSessions`, or an MCP connection's `--max-sessions`. */
   | 'SESSION_LIMIT'

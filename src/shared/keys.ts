@@ -74,37 +74,70 @@ export const KEY_NAMES: readonly string[] = [
   'any single character (q, i, :)',
 ];
 
-/** The key that would type an interrupt; refused while no full-screen program owns the terminal. */
-export const INTERRUPT_KEY = 'C-c';
+/**
+ * Bytes a terminal in its default line mode (ISIG) turns into a signal for its foreground process
+ * group, with the key that types each and what it raises. They follow the `C-c` rule in every input
+ * form (SPEC §4.4): a key name, a `{ text }` key, or inside `text`.
+ */
+const SIGNALLING_CONTROLS: ReadonlyMap<string, { key: string; raises: string }> = new Map([
+  ['\x03', { key: 'C-c', raises: 'SIGINT' }],
+  ['\x1a', { key: 'C-z', raises: 'SIGTSTP' }],
+  ['\x1c', { key: 'C-\\', raises: 'SIGQUIT' }],
+]);
+
+/** Finds a signalling control character (linear scan; `text` may be a megabyte). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the class is exactly those control codes.
+const SIGNALLING_CONTROL = /[\x03\x1a\x1c]/;
+
+/**
+ * Throws `KEY_REFUSED` when `text`, written to the terminal, would make it signal (`\x03`, `\x1a`,
+ * `\x1c`) while the shell or a line-mode program holds it (`fullScreen` false). `where` names the
+ * input for the message (`text`, `keys[2]`). A full-screen program reads these bytes as keys.
+ */
+export function refuseSignallingInput(text: string, fullScreen: boolean, where: string): void {
+  if (fullScreen) return;
+  const found = SIGNALLING_CONTROL.exec(text)?.[0];
+  if (found === undefined) return;
+  const { key, raises } = SIGNALLING_CONTROLS.get(found)!;
+  const instead =
+    raises === 'SIGQUIT'
+      ? 'stop the program with terminal_signal (SIGINT, SIGTERM or SIGKILL)'
+      : `send ${raises} with terminal_signal${raises === 'SIGINT' ? ' or cancel the send' : ''}`;
+  throw new TerminalError(
+    'KEY_REFUSED',
+    `${where} holds ${key} (${JSON.stringify(found)}), which the terminal would turn into ${raises}: it is ` +
+      `refused while the shell or a line-mode program holds the terminal; ${instead}. ${key} is sent only ` +
+      'to a full-screen program',
+  );
+}
 
 /**
  * Checks every item of `keys` (before anything is written): unknown names are refused with
- * `UNKNOWN_KEY` listing the valid ones; `C-c` with `KEY_REFUSED` unless `fullScreen`.
+ * `UNKNOWN_KEY` listing the valid ones; `C-c`, `C-z` and literal text holding their bytes (or `C-\`'s)
+ * with `KEY_REFUSED` unless `fullScreen`.
  */
 export function validateKeys(keys: readonly SendKey[], fullScreen: boolean): void {
   if (!Array.isArray(keys)) throw new TerminalError('INVALID_ARGUMENT', 'keys must be an array');
   for (const [index, key] of keys.entries()) {
-    if (typeof key === 'object' && key !== null && typeof key.text === 'string') continue;
+    if (typeof key === 'object' && key !== null && typeof key.text === 'string') {
+      refuseSignallingInput(key.text, fullScreen, `keys[${index}]`);
+      continue;
+    }
     if (typeof key !== 'string') {
       throw new TerminalError(
         'INVALID_ARGUMENT',
         `keys[${index}] must be a key name or { text: string }, got ${JSON.stringify(key)}`,
       );
     }
-    if (encodeNamedKey(key, { applicationCursorKeys: false }) === undefined) {
+    const bytes = encodeNamedKey(key, { applicationCursorKeys: false });
+    if (bytes === undefined) {
       throw new TerminalError(
         'UNKNOWN_KEY',
         `unknown key ${JSON.stringify(key)} at keys[${index}]; valid names: ${KEY_NAMES.join(', ')}, ` +
           'or { text: "..." } for literal text',
       );
     }
-    if (key.toLowerCase() === INTERRUPT_KEY.toLowerCase() && !fullScreen) {
-      throw new TerminalError(
-        'KEY_REFUSED',
-        'C-c is refused while the shell or a line-mode program holds the terminal: interrupt with ' +
-          'terminal_signal (SIGINT) or by cancelling the send; C-c is sent only to a full-screen program',
-      );
-    }
+    refuseSignallingInput(bytes, fullScreen, `keys[${index}]`);
   }
 }
 

@@ -116,8 +116,11 @@ export interface SessionThreadApi {
    * launches across threads (node-pty's spawn is not thread-safe).
    */
   launch(argv: string[]): Promise<LaunchInfo>;
-  /** Resolves with the MOTD once the shell is proven ready; rejects (coded) on timeout or exit. */
-  awaitStartup(): Promise<{ motd: string }>;
+  /**
+   * Resolves with the MOTD and the shell's host pid (below a sandbox launcher, not the pty child's)
+   * once the shell is proven ready; rejects (coded) on timeout or exit.
+   */
+  awaitStartup(): Promise<{ motd: string; shellPid: number }>;
   /**
    * Starts a send with a host-chosen id; returns once the send owns the session's send slot. Rejects
    * with `INVALID_ARGUMENT` (nothing written) when the request is invalid.

@@ -10,6 +10,23 @@ export interface SandboxPolicy {
   mode: SandboxMode;
   /** Absolute path of an existing directory: writable in `workspace-write`, readable in every mode. */
   workspaceRoot: string;
+  /**
+   * False when the root was not named but taken from where the host started (the MCP server or the
+   * CLI without `--workspace`; default true). A root that is `/`, `$HOME` or an ancestor of `$HOME`
+   * taken that way is refused for `workspace-write`, and in `read-only` shows nothing of `$HOME`
+   * (SPEC §4.1). `/` is refused for `workspace-write` however it was chosen.
+   */
+  workspaceExplicit?: boolean;
+  /**
+   * The directory the shell starts in. When given, a confined mode refuses a cwd it does not show
+   * (hidden or missing alike) with `INVALID_ARGUMENT`, and the shell starts exactly there.
+   */
+  cwd?: string;
+  /**
+   * Paths relative to `$HOME` the confined session may read (SPEC §3 `homeAllowlist`); the engine
+   * passes its config. A provider's default applies when absent.
+   */
+  homeAllowlist?: readonly string[];
   /** Allow network access in the confined modes (default false: no network at all). */
   network?: boolean;
   /**

@@ -111,6 +111,12 @@ export interface SandboxSelection {
   mode: SandboxMode;
   /** Workspace root: writable in `workspace-write`, the default cwd in every mode. */
   workspaceRoot: string;
+  /**
+   * False when the root was taken from where the host started rather than named (default true): a
+   * root of `/`, `$HOME` or above `$HOME` is then refused for `workspace-write` and shows nothing of
+   * `$HOME` in `read-only` (SPEC §4.1).
+   */
+  workspaceExplicit?: boolean;
 }
 
 /** Options of `engine.spawn()`. */
@@ -134,11 +140,13 @@ export interface SpawnOptions {
 }
 
 /**
- * One send: text typed into the terminal, then a wait for readiness. Without `text` (and `keys`) the
+ * One send: text typed into the terminal, then a wait for readiness. Without `text` and `keys` the
  * send writes nothing and only waits: how a model keeps waiting for a command that is still running.
+ * `text: ''` (with `submit`) is input: it presses Enter. A send that would write nothing although it
+ * gives `text` or `keys` (`text: ''` with `submit: false`, `keys: []`) is refused (`INVALID_ARGUMENT`).
  */
 export interface SendRequest {
-  /** Text to type (optional: no input = wait only). */
+  /** Text to type (optional: no `text` and no `keys` = wait only; `''` with `submit` = press Enter). */
   text?: string;
   /** Press Enter after the text (default true; ignored without text, and for a `keys` send). */
   submit?: boolean;
@@ -151,6 +159,12 @@ export interface SendRequest {
   keys?: SendKey[];
   /** This send's wait bound in ms (default config `timeoutMs`, at most `maxTimeoutMs`). */
   timeoutMs?: number;
+  /**
+   * A cap on this send's wait bound in ms, set by whoever serves the send (an MCP server's
+   * `--max-wait`, below its client's request timeout): the bound is `min(timeoutMs ?? config
+   * timeoutMs, maxWaitMs, maxTimeoutMs)`, and a result whose bound it cut says so (`cappedWait`).
+   */
+  maxWaitMs?: number;
   /**
    * Settle with `pattern` once this regular expression (RE2 syntax, linear time) matches a completed
    * line of the send's output or its current partial line, e.g. `Listening on|ready in`.
@@ -198,6 +212,16 @@ export interface TerminalSendResult {
   elapsedMs: number;
   /** Limit events of the session since its previous result (an OOM kill, refused forks); absent when none. */
   limitEvents?: LimitEvents;
+  /** Present when the send's `maxWaitMs` cut its wait bound: the bound applied and the one asked. */
+  cappedWait?: CappedWait;
+}
+
+/** How a send's cap (`maxWaitMs`) cut its wait bound. */
+export interface CappedWait {
+  /** The wait bound applied, in ms (the cap). */
+  boundMs: number;
+  /** The bound asked: the send's `timeoutMs`, else the engine's config `timeoutMs`. */
+  askedMs: number;
 }
 
 /** Output delta of an in-flight send since the previous `readOutput()`. */
@@ -291,7 +315,7 @@ export interface TerminalSession {
   readonly id: string;
   /** Optional human-readable name. */
   readonly name: string | undefined;
-  /** Pid of the pty child (the shell, or the sandbox launcher that runs it). */
+  /** The shell's pid as the host sees it (in a confined mode, not the sandbox launcher's). */
   readonly pid: number;
   /** Bounded startup output of the shell. */
   readonly motd: string;

@@ -85,7 +85,7 @@ export interface SpawnedSession {
   id: string;
   /** Human-readable name. */
   name?: string;
-  /** Pid of the pty child on the far side. */
+  /** The shell's pid on the far side, as that machine's host sees it. */
   pid: number;
   /** Bounded startup output. */
   motd: string;

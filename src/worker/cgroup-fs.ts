@@ -12,28 +12,14 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
-import type { ProcessIdentity } from '../shared/proc-stat.js';
+import { engineOfCgroupName } from '../shared/engine-cgroup.js';
 import { isAlive } from './proc-probe.js';
-
-/** Name of an engine process's directory: `agent-pty.<pid>.<starttime>`. */
-export const ENGINE_DIR_PATTERN = /^agent-pty\.(\d+)\.(\d+)$/;
-
-/** `agent-pty.<pid>.<starttime>` of an engine process. */
-export function engineDirName(engine: ProcessIdentity): string {
-  return `agent-pty.${engine.pid}.${engine.startTime}`;
-}
-
-/** The owner of an `agent-pty.<pid>.<starttime>` directory name, or `undefined` for any other name. */
-export function ownerOf(name: string): ProcessIdentity | undefined {
-  const match = ENGINE_DIR_PATTERN.exec(name);
-  return match === null ? undefined : { pid: Number(match[1]), startTime: Number(match[2]) };
-}
 
 /** The `agent-pty.<pid>.<starttime>` directories under `home` whose engine process is gone. */
 export function staleEngineDirs(home: string): string[] {
   return listDirs(home)
     .filter((name) => {
-      const owner = ownerOf(name);
+      const owner = engineOfCgroupName(name);
       return owner !== undefined && isAlive(owner) !== 'alive';
     })
     .map((name) => path.join(home, name));

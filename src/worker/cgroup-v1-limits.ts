@@ -14,10 +14,10 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { LimitController } from '../shared/cgroup-hierarchy.js';
+import { engineCgroupName } from '../shared/engine-cgroup.js';
 import { TerminalError } from '../shared/errors.js';
 import type { ProcessIdentity } from '../shared/proc-stat.js';
 import {
-  engineDirName,
   errorCode,
   isWritable,
   listDirs,
@@ -109,7 +109,7 @@ export async function prepareV1Hierarchy(
     };
   }
   await sweepStaleV1(own);
-  const processDir = path.join(own, engineDirName(self));
+  const processDir = path.join(own, engineCgroupName(self));
   return new V1LimitHierarchy(
     controller,
     processDir,

@@ -27,9 +27,9 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { threadId } from 'node:worker_threads';
 import { detectCgroupLayout, LIMIT_CONTROLLERS, type LimitController } from '../shared/cgroup-hierarchy.js';
+import { engineCgroupName } from '../shared/engine-cgroup.js';
 import { TerminalError } from '../shared/errors.js';
 import {
-  engineDirName,
   errorCode,
   isWritable,
   membersOf,
@@ -172,7 +172,7 @@ export async function prepareCgroupHome(options: CgroupHomeOptions): Promise<Cgr
     const home = options.rootOverride === undefined ? homeOf(own) : own;
     const { controllers, unavailable } = enableSessionControllers(home, options.rootOverride === undefined);
     await sweepStaleCgroups(home);
-    const processDir = path.join(home, engineDirName(self));
+    const processDir = path.join(home, engineCgroupName(self));
     const engineDir = path.join(processDir, `engine-${options.engineKey}`);
     const cgroupHome = new CgroupHome(
       processDir,

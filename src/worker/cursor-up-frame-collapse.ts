@@ -49,6 +49,18 @@ const LF = 0x0a;
 /** The erase that opens each frame line: EL 2, the whole row. */
 const ERASE_LINE = '\x1b[2K';
 
+/** The two ways a frame line opens: a CR and an erase of the row, in either order. */
+const LINE_OPENINGS = [`\r${ERASE_LINE}`, `${ERASE_LINE}\r`];
+
+/** Characters in a line's opening. */
+const LINE_OPENING_CHARS = ERASE_LINE.length + 1;
+
+/** Whether `text[at, to)`, shorter than a line's opening, is the start of one. */
+function opensLine(text: string, at: number, to: number): boolean {
+  const cut = text.slice(at, to);
+  return LINE_OPENINGS.some((opening) => opening.startsWith(cut));
+}
+
 /** Longest CUU parameter admitted: rows are far fewer than 10 000. */
 const MAX_COUNT_DIGITS = 4;
 
@@ -66,6 +78,8 @@ export class FrameCollapser {
   /**
    * Where the output of the last {@link collapse} ends: its `to`, or the start of a frame that the text
    * cuts off there (when anything precedes it), which is better written with the output that completes it.
+   * `text[end, to)` is then the start of a frame and nothing else — a cursor-up, line openings (CR, EL 2),
+   * printable ASCII and line feeds, the last of them possibly cut off — so it holds nothing xterm answers.
    */
   end = 0;
   /** The CUU count of the frame the last {@link frameEnd} matched. */
@@ -129,8 +143,10 @@ export class FrameCollapser {
     if (count === 0) count = 1;
     if (count >= rows) return -1;
     for (let line = 0; line < count; line++) {
-      // Past `to`, the text may hold anything (or nothing): a frame cut off there is not matched.
-      if (p + ERASE_LINE.length + 1 > to) return CUT_OFF;
+      // Past `to`, the text may hold anything (or nothing): a frame cut off there is not matched. What
+      // the text holds up to `to` must still begin a line, or it is no frame (a query where the next
+      // line would start, `ESC[6n`, is shorter than a line's opening: it must not pass for a cut-off one).
+      if (p + LINE_OPENING_CHARS > to) return opensLine(text, p, to) ? CUT_OFF : -1;
       if (text.charCodeAt(p) === CR && text.startsWith(ERASE_LINE, p + 1)) p += 1 + ERASE_LINE.length;
       else if (text.startsWith(ERASE_LINE, p) && text.charCodeAt(p + ERASE_LINE.length) === CR)
         p += ERASE_LINE.length + 1;

@@ -18,6 +18,7 @@ import type { EngineConfig } from '../shared/config.js';
 import { TerminalError } from '../shared/errors.js';
 import { DisposableOwner, DisposableSlot } from '../shared/lifecycle.js';
 import type {
+  CappedWait,
   ForegroundProcess,
   SendOutputDelta,
   SessionStatus,
@@ -148,6 +149,8 @@ export interface SendOptions {
   timeoutMs?: number;
   /** Settle `pattern` once this matches a line of the send's output. */
   waitFor?: WaitPattern;
+  /** How the send's cap cut its wait bound, when it did: the result reports it. */
+  cappedWait?: CappedWait;
   /** Absolute deadline (`performance.now()` ms) shared by several phases; default start + timeoutMs. */
   deadlineAt?: number;
 }
@@ -829,6 +832,7 @@ export class SendOperation extends DisposableOwner {
       result.cwd = candidate.cwd;
       this.tracker.markReported();
     }
+    if (this.options.cappedWait !== undefined) result.cappedWait = { ...this.options.cappedWait };
     if (reason !== 'session_exit') {
       const foreground = this.env.foreground(readerPid);
       if (foreground !== undefined) result.foreground = foreground;

@@ -7,14 +7,15 @@
 import { readFileSync, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { threadId } from 'node:worker_threads';
-import * as pty from 'node-pty';
+import type { IPty } from 'node-pty';
 import { TerminalError } from '../shared/errors.js';
 import { assertInputWithinLimit } from '../shared/input-limit.js';
-import { encodeKeys, validateKeys } from '../shared/keys.js';
+import { encodeKeys, refuseSignallingInput, validateKeys } from '../shared/keys.js';
 import { DisposableOwner } from '../shared/lifecycle.js';
 import type { ProcessIdentity } from '../shared/proc-stat.js';
 import type { LaunchInfo, SendSpec, SessionLaunchSpec, ShellPlan } from '../shared/protocol.js';
 import { unenforcedLimits } from '../shared/session-limits.js';
+import { assertSignalName } from '../shared/signals.js';
 import { assertTerminalSize } from '../shared/terminal-size.js';
 import type {
   Containment,
@@ -46,13 +47,14 @@ import { type OutputMark, OutputWindow } from './output-window.js';
 import { findByNamespacePid, identityOf, readProcStat } from './proc-probe.js';
 import { createNonce, parseOwnedMarker } from './prompt-marker.js';
 import { type PromptCandidate, PromptTracker } from './prompt-tracker.js';
+import { ptyBinding } from './pty-binding.js';
 import { PtyInputWriter, type WriteOutcome } from './pty-input-writer.js';
 import { type DrainOutcome, nodePtyReadStream, PtyOutputDrain } from './pty-output-drain.js';
 import type { ShellIdentity } from './readiness.js';
 import { ReplyGate } from './reply-gate.js';
 import { OutputSanitizer, type SanitizerSink } from './sanitizer.js';
 import { type SendContext, SendOperation } from './send-operation.js';
-import { planSend } from './send-request.js';
+import { NOTHING_TO_WRITE, planSend } from './send-request.js';
 import type { CgroupPlacement, SessionCgroups } from './session-cgroups.js';
 import { type ForegroundSample, sampleForeground, type ThreadWait } from './stdin-wait.js';
 import { waitSyscallTable } from './syscall-table.js';
@@ -74,7 +76,7 @@ const MAX_UNPROCESSED_OUTPUT_CHARS = 1024 * 1024;
 const RESUME_READING_AT_CHARS = MAX_UNPROCESSED_OUTPUT_CHARS / 4;
 /** Settled sends kept so `awaitSend`/`readSendOutput` can still answer right after the settle. */
 const SETTLED_SENDS_KEPT = 4;
-/** O_CLOEXEC as `/proc/<pid>/fdinfo` prints it (octal `flags:` field): set on a patched node-pty's master. */
+/** O_CLOEXEC as `/proc/<pid>/fdinfo` prints it (octal `flags:` field): set on the master of the patched fork. */
 const FDINFO_CLOEXEC = 0o2000000;
 /** O_NONBLOCK in the same field: node-pty sets it on the master, and the writer relies on it to write synchronously. */
 const FDINFO_NONBLOCK = 0o4000;
@@ -135,7 +137,7 @@ export class SessionCore extends DisposableOwner {
   private readonly lineFeeds = new LineFeeds();
   private readonly sanitizer: OutputSanitizer;
   private readonly sink: SanitizerSink;
-  private term: pty.IPty | undefined;
+  private term: IPty | undefined;
   private replier: TerminalReplier | undefined;
   private replyGate: ReplyGate | undefined;
   private writer: PtyInputWriter | undefined;
@@ -272,6 +274,8 @@ export class SessionCore extends DisposableOwner {
     const { spec } = this;
     const file = argv[0];
     if (file === undefined) throw new TerminalError('SPAWN_FAILED', 'empty argv');
+    // Loaded before anything is created: a missing native module rejects with nothing to undo.
+    const { nodePty } = ptyBinding();
     const env = buildShellEnvironment(process.env, spec.env, installation.environment);
     for (const name of installation.withoutVariables) delete env[name];
     // The launcher joins the cgroups before it execs the argv: a child forked before a move would escape.
@@ -288,9 +292,9 @@ export class SessionCore extends DisposableOwner {
     // Linux: the launcher also gives the shell its OOM score (SPEC §4.8), cgroups or not.
     const launched = LAUNCHER_PLATFORM ? launcherArgv(this.cgroups?.procsFiles ?? [], argv) : argv;
     const [spawnFile, ...spawnArgs] = launched;
-    let term: pty.IPty;
+    let term: IPty;
     try {
-      term = pty.spawn(spawnFile!, spawnArgs, {
+      term = nodePty.spawn(spawnFile!, spawnArgs, {
         name: SESSION_TERM,
         cols: spec.cols,
         rows: spec.rows,
@@ -312,13 +316,16 @@ export class SessionCore extends DisposableOwner {
     }
     const fdFlags = fdStatusFlags(extras.fd);
     if (fdFlags === undefined || (fdFlags & FDINFO_CLOEXEC) === 0) {
-      // Upstream node-pty leaves the master inheritable, so every later shell could type into this
-      // session (docs/decisions/0003-node-pty-patch.md). Fail closed rather than leak it.
+      // node-pty's own fork leaves the master inheritable, so every later shell could type into this
+      // session (docs/decisions/0003-node-pty-patch.md); pty-binding.ts replaced it with the patched one,
+      // so this holds only if something put another fork back. Fail closed rather than leak it.
       term.kill('SIGKILL');
       throw new TerminalError(
         'SPAWN_FAILED',
-        'node-pty is unpatched: its pty master is not close-on-exec, so other shells could write to ' +
-          'this terminal; run `npm ci` so patches/node-pty+1.1.0.patch is applied and node-pty rebuilt',
+        'agent-pty refused the terminal it opened: its pty master is not close-on-exec, so other shells ' +
+          "could write to it. node-pty's own spawn ran instead of agent-pty's patched one (another copy " +
+          'of node-pty in this thread, or a changed node-pty). Reinstall agent-pty with the node-pty ' +
+          'version it depends on (`npm rebuild node-pty agent-pty` rebuilds both)',
       );
     }
     // Readiness gives a reader REPLY_GRACE_MS from when a reply reached the kernel to take it.
@@ -390,10 +397,10 @@ export class SessionCore extends DisposableOwner {
   }
 
   /**
-   * Resolves with the MOTD (the first phase's output) once the dialect's startup phases are done;
-   * rejects on timeout or early exit.
+   * Resolves with the MOTD (the first phase's output) and the shell's host pid once the dialect's
+   * startup phases are done; rejects on timeout or early exit.
    */
-  async awaitStartup(): Promise<{ motd: string }> {
+  async awaitStartup(): Promise<{ motd: string; shellPid: number }> {
     const first = this.startup;
     if (first === undefined || this.installation === undefined) {
       throw new TerminalError('INTERNAL', 'awaitStartup before launch');
@@ -404,7 +411,9 @@ export class SessionCore extends DisposableOwner {
     }
     this.startup = undefined;
     this.resultCursor = this.outputWindow.mark(); // the MOTD is the startup's; results start after it
-    return { motd: ready.viewport };
+    // The startup's prompt identified the shell (a confined one below the sandbox launcher, by the
+    // namespace pid its marker carries); the pty child stands in only if no marker ever named it.
+    return { motd: ready.viewport, shellPid: this.shellIdentity?.pid ?? this.root!.pid };
   }
 
   /** Starts a startup phase under the one startup deadline. */
@@ -462,12 +471,15 @@ export class SessionCore extends DisposableOwner {
     }
     const plan = planSend(request, this.spec.config);
     const keys = request.keys;
+    // The terminal would turn ^C, ^Z and ^\ into signals unless a full-screen program owns it: those
+    // go through signal() (SPEC §4.4), whichever form the input takes.
+    refuseSignallingInput(plan.text, this.outputModel.alternateScreen, 'text');
     if (keys !== undefined) {
       validateKeys(keys, this.outputModel.alternateScreen);
-      if (plan.text !== '')
-        throw new TerminalError('INVALID_ARGUMENT', 'a send carries either text or keys, not both');
       plan.text = encodeKeys(keys, { applicationCursorKeys: this.replier?.applicationCursorKeys ?? false });
       plan.submit = false;
+      // Only `{ text: '' }` literals: as good as `keys: []` (planSend refused that one).
+      if (plan.text === '') throw new TerminalError('INVALID_ARGUMENT', NOTHING_TO_WRITE);
     }
     assertInputWithinLimit(plan.text, this.spec.config.maxInputBytes); // the host checked too; never trust one side
     if (this.startup !== undefined) throw new TerminalError('SEND_ACTIVE', 'the session is still starting');
@@ -535,6 +547,8 @@ export class SessionCore extends DisposableOwner {
 
   /** Delivers `signal` to the foreground process group; SIGKILL to the shell's own group is refused. */
   signal(signal: SignalName): SignalResult {
+    // The type binds nobody at run time: `process.kill` below would deliver any number or name.
+    assertSignalName(signal);
     this.assertOpen();
     if (this.exitStatus.kind === 'exited') throw new TerminalError('SESSION_CLOSED', 'the shell has exited');
     const target = this.foregroundGroup(signal);

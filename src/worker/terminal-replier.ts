@@ -148,6 +148,37 @@ function mayReply(input: string): boolean {
   return count !== complete;
 }
 
+const ESC = 0x1b;
+const LEFT_BRACKET = 0x5b;
+
+/**
+ * Whether `text`, output cut off at the end of what was fed, may make xterm reply once parsed, before
+ * any more output arrives. Held open unparsed, it must not (a program asking would wait for an answer
+ * that comes only with its next output), so the answer is conservative: false only for text made of
+ * printable characters, the controls BEL…CR, complete CSIs with plain decimal parameters and a quiet
+ * final ({@link QUIET_CSI_FINALS}), and a lone ESC or such a CSI cut off at the very end — which cannot
+ * reply until output that completes it arrives, and is parsed with that output.
+ */
+export function mayReplyBeforeMoreOutput(text: string): boolean {
+  for (let at = 0; at < text.length; at++) {
+    const code = text.charCodeAt(at);
+    if ((code >= 0x20 && code < 0x7f) || code >= 0xa0 || (code >= 0x07 && code <= 0x0d)) continue;
+    if (code !== ESC) return true; // other C0 controls, DEL and every C1 control (CSI, DCS, OSC, …)
+    let p = at + 1;
+    if (p === text.length) return false;
+    if (text.charCodeAt(p) !== LEFT_BRACKET) return true;
+    for (p += 1; p < text.length && isDecimalParameter(text.charCodeAt(p)); p++);
+    if (p === text.length) return false;
+    if (!QUIET_CSI_FINALS.has(text.charAt(p))) return true;
+    at = p;
+  }
+  return false;
+}
+
+function isDecimalParameter(code: number): boolean {
+  return (code >= 0x30 && code <= 0x39) || code === 0x3b;
+}
+
 const CR = 0x0d;
 
 /** xterm's parser state while it is between sequences (`ParserState.GROUND`). */
@@ -828,9 +859,12 @@ export class TerminalReplier {
     // The terminal reaches `cursor` in the state it has now (the leading plain run changes no mode).
     if (this.skipFrameCols > 0) {
       input += this.frames.collapse(text, cursor, stop, this.terminal.rows, this.skipFrameCols);
-      if (this.frames.end < stop && stop === text.length && this.held.isEmpty) {
+      const cutOff = this.frames.end < stop && stop === text.length && this.held.isEmpty;
+      if (cutOff && !mayReplyBeforeMoreOutput(text.slice(this.frames.end))) {
         // A frame cut off at the end of the batch is held open (as a cut-off sequence is: it cannot reply
-        // until more output completes it) and planned with that output, so its run can collapse on.
+        // until more output completes it) and planned with that output, so its run can collapse on. What
+        // the collapser cuts off is the start of a frame, which asks nothing; the check makes sure of it
+        // here, where the hold is decided, because held output waits for more that may never come.
         this.held.holdOpen(text.slice(this.frames.end));
       } else stop = this.frames.end;
     } else input += text.slice(cursor, stop);

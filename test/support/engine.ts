@@ -1,23 +1,34 @@
 /**
  * Engine access for behaviour tests: the real engine from `dist/` (its worker threads load compiled
- * JavaScript), created per test and always closed.
+ * JavaScript), created per test and always closed. `testEngine`, `testingEngine` and `underTest` come
+ * from the package under test (package-under-test.ts: this build, or an installed copy).
  */
 import { readFileSync, readlinkSync } from 'node:fs';
 import { afterEach } from 'vitest';
-import { createPtyEngine, type EngineOptions } from '../../dist/main/index.js';
-import { createTestingEngine, type FaultPlan, type TestingEngine } from '../../dist/main/testing.js';
+import type { EngineOptions } from '../../dist/main/index.js';
+import type { FaultPlan, TestingEngine } from '../../dist/main/testing.js';
 import { liveDescendants } from './leaks.js';
+import { packageFileUrl } from './package-under-test.js';
 import { until } from './until.js';
+
+/** The public entry of the package under test (`agent-pty`). */
+export const underTest: typeof import('../../dist/main/index.js') = await import(
+  packageFileUrl('dist/main/index.js')
+);
+/** Its internal test entry: not in the package's `exports`, imported by path. */
+const testing: typeof import('../../dist/main/testing.js') = await import(
+  packageFileUrl('dist/main/testing.js')
+);
 
 export * from '../../dist/main/index.js';
 export type { ThreadDiagnostics } from '../../dist/main/testing.js';
 
-type Engine = Awaited<ReturnType<typeof createPtyEngine>>;
+type Engine = Awaited<ReturnType<typeof underTest.createPtyEngine>>;
 const open = new Set<Engine>();
 
 /** Creates an engine that is closed after the current test (before the leak checks run). */
 export async function testEngine(options: EngineOptions = {}): Promise<Engine> {
-  const engine = await createPtyEngine(options);
+  const engine = await underTest.createPtyEngine(options);
   open.add(engine);
   return engine;
 }
@@ -30,7 +41,7 @@ export async function testingEngine(
   options: EngineOptions = {},
   faults: FaultPlan = {},
 ): Promise<TestingEngine> {
-  const engine = await createTestingEngine(options, faults);
+  const engine = await testing.createTestingEngine(options, faults);
   open.add(engine);
   return engine;
 }

@@ -1,77 +1,138 @@
-/** Command-line parsing for `agent-pty`: a subcommand and a few `--flag value` options. */
+/**
+ * Command-line parsing for `agent-pty`: a subcommand (none = the interactive CLI) and its options.
+ * `--help`/`-h` and `--version`/`-v` work with every command and win over everything else, so a
+ * person can always ask (`agent-pty mcp --help` must not start a server or fail on the flag).
+ */
+import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { TerminalError } from '../../shared/errors.js';
 import { SANDBOX_MODES, type SandboxMode } from '../../shared/types.js';
+import { narrowImplicitWorkspace, refuseWritableFilesystemRoot } from '../../shared/workspace-scope.js';
+import { MCP_DEFAULT_MODE } from '../mcp/options.js';
+
+/** The commands: `interactive` is `agent-pty` without a subcommand. */
+export type CliCommand = 'interactive' | 'mcp' | 'serve' | 'demo';
 
 /** Parsed command line. */
-export interface CliArgs {
-  command: 'interactive' | 'demo' | 'mcp' | 'serve' | 'help' | 'version';
-  /** `--sandbox MODE`, when given. */
-  sandbox: SandboxMode | undefined;
-  /** `--workspace DIR` (absolute), default the current directory. */
-  workspace: string;
-  /** For `mcp`: every argument but the subcommand, parsed by the MCP server's own options. */
-  mcpArgs: string[];
-}
+export type CliArgs =
+  | { command: 'help'; topic: CliCommand }
+  | { command: 'version' }
+  | {
+      command: 'interactive';
+      /** `--sandbox MODE`; default the MCP server's (`workspace-write`). */
+      sandbox: SandboxMode;
+      /** `--workspace DIR` (absolute); default the current directory. */
+      workspace: string;
+      /**
+       * Set when no `--workspace` was given and the CLI was started in `/`, `$HOME` or above it: the
+       * mode was narrowed to `read-only` (SPEC §4.1), and this says so.
+       */
+      notice?: string;
+    }
+  /** Every argument but the subcommand, for the MCP server's own parser (`mcp/options.ts`). */
+  | { command: 'mcp'; mcpArgs: string[] }
+  | { command: 'serve' }
+  | { command: 'demo' };
+
+const SUBCOMMANDS: ReadonlySet<string> = new Set(['mcp', 'serve', 'demo']);
+const HELP_FLAGS: ReadonlySet<string> = new Set(['-h', '--help']);
+const VERSION_FLAGS: ReadonlySet<string> = new Set(['-v', '--version']);
+/** Flags whose value is the next argument (unless written `--flag=value`): it is never a command word. */
+const VALUE_FLAGS: ReadonlySet<string> = new Set([
+  '--sandbox',
+  '--workspace',
+  '--shell',
+  '--max-wait',
+  '--world',
+]);
 
 /** Parses argv (without node and script). Throws INVALID_ARGUMENT with a usable message. */
-export function parseCliArgs(argv: readonly string[]): CliArgs {
-  const args: CliArgs = {
-    command: 'interactive',
-    sandbox: undefined,
-    workspace: process.cwd(),
-    mcpArgs: [],
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
+export function parseCliArgs(argv: readonly string[], cwd = process.cwd(), home = homedir()): CliArgs {
+  const words: Array<{ index: number; word: string }> = [];
+  let help = false;
+  let version = false;
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]!;
+    if (HELP_FLAGS.has(arg)) help = true;
+    else if (VERSION_FLAGS.has(arg)) version = true;
+    else if (VALUE_FLAGS.has(arg)) index++;
+    else if (!arg.startsWith('-')) words.push({ index, word: arg });
+  }
+  const first = words[0];
+  if (first?.word === 'help') return { command: 'help', topic: commandNamed(words[1]?.word) };
+  const command: CliCommand =
+    first !== undefined && SUBCOMMANDS.has(first.word) ? (first.word as CliCommand) : 'interactive';
+  if (help) return { command: 'help', topic: command };
+  if (version) return { command: 'version' };
+  const rest = command === 'interactive' ? [...argv] : argv.filter((_, index) => index !== first!.index);
+  switch (command) {
+    case 'mcp':
+      return { command, mcpArgs: rest };
+    case 'serve':
+      // Exactly `--stdio`: the only transport, named so others can be added later.
+      if (rest.length !== 1 || rest[0] !== '--stdio') {
+        throw new TerminalError(
+          'INVALID_ARGUMENT',
+          'usage: agent-pty serve --stdio (see agent-pty serve --help)',
+        );
+      }
+      return { command };
+    case 'demo':
+      if (rest.length > 0) {
+        throw new TerminalError('INVALID_ARGUMENT', `agent-pty demo takes no arguments; got '${rest[0]}'`);
+      }
+      return { command };
+    case 'interactive':
+      return parseInteractive(rest, cwd, home);
+  }
+}
+
+/** The command a `help WORD` asks about. */
+function commandNamed(word: string | undefined): CliCommand {
+  if (word === undefined) return 'interactive';
+  if (SUBCOMMANDS.has(word)) return word as CliCommand;
+  throw new TerminalError(
+    'INVALID_ARGUMENT',
+    `no command '${word}'; commands: mcp, serve, demo (try --help)`,
+  );
+}
+
+/** `[--sandbox MODE] [--workspace DIR]` (each also as `--flag=value`). */
+function parseInteractive(argv: readonly string[], cwd: string, home: string): CliArgs {
+  let sandbox: SandboxMode = MCP_DEFAULT_MODE;
+  let workspace = cwd;
+  let workspaceGiven = false;
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]!;
+    const [flag, inline] =
+      arg.startsWith('--') && arg.includes('=') ? arg.split(/=(.*)/s, 2) : [arg, undefined];
     const value = (): string => {
-      const next = argv[++i];
-      if (next === undefined) throw new TerminalError('INVALID_ARGUMENT', `${arg} needs a value`);
+      const next = inline ?? argv[++index];
+      if (next === undefined || next === '') {
+        throw new TerminalError('INVALID_ARGUMENT', `${flag} needs a value (try --help)`);
+      }
       return next;
     };
-    if (arg === 'mcp') {
-      // The server has options of its own (--max-wait, --flag=value): it parses everything.
-      return { ...args, command: 'mcp', mcpArgs: [...argv.slice(0, i), ...argv.slice(i + 1)] };
-    }
-    if (arg === 'serve') {
-      // `serve` takes exactly `--stdio`: the only transport, named so others can be added later.
-      if (argv.length !== i + 2 || argv[i + 1] !== '--stdio') {
-        throw new TerminalError('INVALID_ARGUMENT', 'usage: agent-pty serve --stdio');
-      }
-      args.command = 'serve';
-      break;
-    }
-    if (arg === 'demo') args.command = arg;
-    else if (arg === '-h' || arg === '--help' || arg === 'help') args.command = 'help';
-    else if (arg === '-v' || arg === '--version') args.command = 'version';
-    else if (arg === '--sandbox') {
+    if (flag === '--sandbox') {
       const mode = value();
-      if (!SANDBOX_MODES.includes(mode as SandboxMode)) {
+      if (!(SANDBOX_MODES as readonly string[]).includes(mode)) {
         throw new TerminalError(
           'INVALID_ARGUMENT',
           `--sandbox must be one of ${SANDBOX_MODES.join(', ')}; got '${mode}'`,
         );
       }
-      args.sandbox = mode as SandboxMode;
-    } else if (arg === '--workspace') args.workspace = resolve(value());
-    else throw new TerminalError('INVALID_ARGUMENT', `unknown argument '${arg}' (try --help)`);
+      sandbox = mode as SandboxMode;
+    } else if (flag === '--workspace') {
+      workspace = resolve(cwd, value());
+      workspaceGiven = true;
+    } else {
+      throw new TerminalError('INVALID_ARGUMENT', `unknown argument '${arg}' (try --help)`);
+    }
   }
-  return args;
+  if (workspaceGiven) {
+    refuseWritableFilesystemRoot(sandbox, workspace);
+    return { command: 'interactive', sandbox, workspace };
+  }
+  const { mode, notice } = narrowImplicitWorkspace(sandbox, workspace, home);
+  return { command: 'interactive', sandbox: mode, workspace, ...(notice === undefined ? {} : { notice }) };
 }
-
-/** Text of `agent-pty --help`. */
-export const USAGE = `agent-pty — persistent, interactive terminal sessions for AI agents
-
-Usage:
-  agent-pty [--sandbox MODE] [--workspace DIR]   interactive: type lines, see what a model receives
-  agent-pty demo                                  a short scripted tour (non-interactive)
-  agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS]
-                                                  MCP server over stdio with the six terminal tools
-                                                  (--shell: bash, zsh or pwsh, default bash;
-                                                  --max-wait: longest wait of one send, default 50000)
-  agent-pty mcp --world NAME=COMMAND …            … with terminals also in execution worlds (docs/worlds.md)
-  agent-pty serve --stdio                         be an execution world: the engine protocol on stdin/stdout
-Modes: read-only, workspace-write, danger-full-access.
-Interactive: output is shown as it arrives, then the status lines a model receives. An empty line
-presses Enter; :wait [MS] keeps waiting without typing; :waitfor /REGEX/ LINE returns once REGEX
-matches; :result, :read [offset] [count], :signal NAME, :status, :quit (Ctrl-C cancels a running send).`;

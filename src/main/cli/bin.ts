@@ -1,31 +1,38 @@
 #!/usr/bin/env node
-/** The `agent-pty` command: interactive session, scripted demo, MCP server, or execution world. */
+/**
+ * The `agent-pty` command: interactive session, MCP server, execution world, or scripted demo. Each
+ * command's code is loaded only when it runs, so `--help` and `--version` answer at once, without
+ * loading the engine.
+ */
 import { readFileSync } from 'node:fs';
-import { createPtyEngine } from '../engine.js';
-import { runMcpServer } from '../mcp/server.js';
-import { createBubblewrapSandbox } from '../sandbox/bubblewrap.js';
-import { runServeStdio } from '../worlds/serve-stdio.js';
-import { parseCliArgs, USAGE } from './args.js';
-import { runDemo } from './demo.js';
-import { runInteractive } from './interactive.js';
+import { parseCliArgs } from './args.js';
+import { COMMAND_HELP } from './usage.js';
 
 async function main(argv: string[]): Promise<number> {
   const args = parseCliArgs(argv);
   switch (args.command) {
     case 'help':
-      process.stdout.write(`${USAGE}\n`);
+      process.stdout.write(`${COMMAND_HELP[args.topic]}\n`);
       return 0;
     case 'version': {
       const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'));
       process.stdout.write(`${pkg.version}\n`);
       return 0;
     }
-    case 'mcp':
+    case 'mcp': {
+      const { runMcpServer } = await import('../mcp/server.js');
       await runMcpServer(args.mcpArgs);
       return 0;
-    case 'serve':
+    }
+    case 'serve': {
+      const { runServeStdio } = await import('../worlds/serve-stdio.js');
       return runServeStdio();
+    }
     case 'demo': {
+      const [{ createPtyEngine }, { runDemo }] = await Promise.all([
+        import('../engine.js'),
+        import('./demo.js'),
+      ]);
       const engine = await createPtyEngine();
       try {
         return (await runDemo(engine, (text) => process.stdout.write(text))) ? 0 : 1;
@@ -34,15 +41,13 @@ async function main(argv: string[]): Promise<number> {
       }
     }
     case 'interactive': {
-      const engine = await createPtyEngine({ sandbox: createBubblewrapSandbox() });
-      try {
-        const sandbox =
-          args.sandbox === undefined ? undefined : { mode: args.sandbox, workspaceRoot: args.workspace };
-        await runInteractive(engine, { cwd: args.workspace, ...(sandbox === undefined ? {} : { sandbox }) });
-        return 0;
-      } finally {
-        await engine.close();
-      }
+      const { runInteractive } = await import('./interactive.js');
+      if (args.notice !== undefined) process.stderr.write(`agent-pty: ${args.notice}\n`);
+      // A narrowed root stays implicit (the policy takes the cwd), so the sandbox keeps $HOME private.
+      return runInteractive({
+        mode: args.sandbox,
+        ...(args.notice === undefined ? { workspaceRoot: args.workspace } : {}),
+      });
     }
   }
 }

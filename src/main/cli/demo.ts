@@ -5,7 +5,8 @@
 
 import { findOnPath } from '../../shared/find-on-path.js';
 import type { PtyEngine, TerminalSendResult } from '../../shared/types.js';
-import { formatSendResult } from './format.js';
+import { renderSendResult } from '../tools/send-result-text.js';
+import { DEFAULT_MAX_RESULT_BYTES } from '../tools/tool.js';
 
 interface Step {
   /** What the step shows. */
@@ -50,7 +51,12 @@ export async function runDemo(engine: PtyEngine, write: (text: string) => void):
       let timer: NodeJS.Timeout | undefined;
       if (step.cancelAfterMs !== undefined) timer = setTimeout(() => void op.cancel(), step.cancelAfterMs);
       const result: TerminalSendResult = await op.done.finally(() => clearTimeout(timer));
-      write(`${formatSendResult(result)}\n`);
+      // Rendered as terminal_send renders it for a model, then the time the send took.
+      const rendered = renderSendResult(result, {
+        sessionId: session.id,
+        maxResultBytes: DEFAULT_MAX_RESULT_BYTES,
+      });
+      write(`${rendered.text}\n(${result.elapsedMs.toFixed(1)} ms)\n`);
       if (result.waitReason !== 'stdin_read') ok = false;
     }
     const page = await session.read({ count: 5 });

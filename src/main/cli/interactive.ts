@@ -1,57 +1,66 @@
 /**
- * `agent-pty` with no subcommand: a person types lines into a real session and watches the output as
- * it arrives, then sees the status lines a model would receive for each send — the wait reason, the
- * exit code, the foreground program, the elapsed time. `:result` shows the last result exactly as the
- * model got it (output included).
+ * `agent-pty` with no subcommand: a person types lines into a real session and sees exactly what a
+ * model gets (SPEC §7). The session runs on the same local harness as `agent-pty mcp`, in the same
+ * default sandbox mode (`workspace-write` of the workspace), and every line goes through the model's
+ * own tools (`terminal_open`, `terminal_send`, `terminal_read`, …): the banner is `terminal_open`'s
+ * text, results are `terminal_send`'s text — screens of full-screen programs included — and mistakes
+ * are answered with the tools' own error messages. Output is shown live as it arrives, so after a send
+ * only the rest of the result (status lines, screen, notes) is printed; `:result` shows the whole text.
  */
 import { clearLine, createInterface, cursorTo } from 'node:readline';
-import type {
-  PtyEngine,
-  SendRequest,
-  SignalName,
-  SpawnOptions,
-  TerminalSendResult,
-  TerminalSession,
-} from '../../shared/types.js';
-import { formatSendResult, formatSendStatus, formatStatus } from './format.js';
+import type { SandboxMode } from '../../shared/types.js';
+import { createLocalHost } from '../harness/local-host.js';
+import { runTerminalTool, type TerminalToolOutcome } from '../tools/catalog.js';
+import { sendResultTrailer } from '../tools/send-result-text.js';
+import type { TerminalToolContext } from '../tools/tool.js';
+import { CLI_COMMANDS_HELP, parseInputLine } from './input-line.js';
 import { LiveEcho } from './live-echo.js';
 
-const SIGNALS: readonly SignalName[] = ['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGTSTP', 'SIGHUP'];
+/** Owner id of the CLI's sessions in the harness. */
+const CLI_OWNER = 'cli';
 
-/** Help line shown at start. */
-const COMMANDS_HELP =
-  'Type a command line (an empty line presses Enter). :wait [MS] keeps waiting without typing, ' +
-  ':waitfor /REGEX/ LINE sends LINE and returns when REGEX matches its output, :result shows the last ' +
-  'result as a model got it, :read [offset] [count], :signal NAME, :status, :quit. Ctrl-C cancels a ' +
-  'running send (a real SIGINT).';
-
-/** A line of the CLI as a send request, or a message saying how to write it. */
-export function parseSendLine(line: string): SendRequest | { error: string } {
-  const trimmed = line.trim();
-  if (trimmed === ':wait' || trimmed.startsWith(':wait ')) {
-    const ms = trimmed.slice(':wait'.length).trim();
-    if (ms === '') return {};
-    if (!/^[0-9]+$/.test(ms) || Number(ms) < 1)
-      return { error: ':wait takes a whole number of ms, e.g. :wait 60000' };
-    return { timeoutMs: Number(ms) };
-  }
-  if (trimmed.startsWith(':waitfor')) {
-    const match = /^:waitfor\s+\/(.+?)\/\s+(.+)$/.exec(trimmed);
-    if (match === null)
-      return {
-        error: ':waitfor needs /REGEX/ and a line, e.g. :waitfor /Serving HTTP on/ python3 -m http.server 0',
-      };
-    return { text: match[2]!, waitFor: match[1]! };
-  }
-  return { text: line };
+/** Options of {@link runInteractive}. */
+export interface InteractiveOptions {
+  /** Sandbox mode of the session (the CLI's default is the MCP server's, `workspace-write`). */
+  mode: SandboxMode;
+  /**
+   * Workspace root: the session's cwd, and writable in `workspace-write`. Omitted: the current
+   * directory, taken as not named (a root of `/` or `$HOME` then shows nothing of `$HOME`, SPEC §4.1).
+   */
+  workspaceRoot?: string;
 }
 
-/** Runs the interactive loop until `:quit`, end of input, or the shell exits. */
-export async function runInteractive(engine: PtyEngine, spawnOptions: SpawnOptions): Promise<void> {
-  const session = await engine.spawn(spawnOptions);
+/**
+ * Runs the interactive loop until `:quit`, end of input, or the shell exits. Resolves with the exit
+ * code: 1 when the session could not be opened (the reason is printed), else 0.
+ */
+export async function runInteractive(options: InteractiveOptions): Promise<number> {
   const out = process.stdout;
-  out.write(`session ${session.id} (pid ${session.pid}) ready. MOTD:\n${session.motd || '(none)'}\n`);
-  out.write(`${COMMANDS_HELP}\n`);
+  const host = await createLocalHost({
+    mode: options.mode,
+    ...(options.workspaceRoot === undefined ? {} : { workspaceRoot: options.workspaceRoot }),
+  });
+  const pty = host.service('pty');
+  const ctx: TerminalToolContext = { pty, owner: CLI_OWNER };
+  try {
+    const opened = await runTerminalTool('terminal_open', {}, ctx);
+    out.write(`${opened.text}\n`);
+    if (opened.isError) return 1;
+    const sessionId = opened.json.sessionId as string;
+    out.write(`${CLI_COMMANDS_HELP}\n`);
+    await converse(ctx, sessionId, out);
+    return 0;
+  } finally {
+    await pty.disposeOwned(CLI_OWNER, 'user quit').catch((alreadyGone: unknown) => {
+      // The session may have ended with its shell; disposing the host below closes the rest.
+      void alreadyGone;
+    });
+    await host.dispose();
+  }
+}
+
+/** The read-eval-print loop over one open session. */
+async function converse(ctx: TerminalToolContext, sessionId: string, out: NodeJS.WriteStream): Promise<void> {
   const rl = createInterface({ input: process.stdin, output: out, prompt: 'agent-pty> ' });
   const echo = new LiveEcho({
     write: (text) => out.write(text),
@@ -61,72 +70,64 @@ export async function runInteractive(engine: PtyEngine, spawnOptions: SpawnOptio
     },
     redrawPrompt: () => rl.prompt(true),
   });
-  const live = session.onOutput(echo.push);
-  let cancelActive: (() => Promise<void>) | undefined;
-  let lastResult: TerminalSendResult | undefined;
-  // Ctrl-C cancels the running send (a real SIGINT to the session's foreground group), else quits.
+  const live = ctx.pty.onOutput(ctx.owner, sessionId, echo.push);
+  let sending = false;
+  let lastResult: TerminalToolOutcome | undefined;
+  // Ctrl-C during a send interrupts the command the way a model would (terminal_signal SIGINT: a real
+  // SIGINT to the foreground group); the send then settles at the prompt. Otherwise it quits.
   rl.on('SIGINT', () => {
-    if (cancelActive !== undefined) void cancelActive().catch(() => undefined);
-    else rl.close();
+    if (!sending) {
+      rl.close();
+      return;
+    }
+    void ctx.pty.signal(ctx.owner, sessionId, 'SIGINT').catch((error: unknown) => {
+      out.write(`\n${(error as Error).message}\n`);
+    });
   });
+  const tool = (name: string, args: Record<string, unknown>) =>
+    runTerminalTool(name, { sessionId, ...args }, ctx);
   rl.prompt();
   try {
     for await (const line of rl) {
-      const trimmed = line.trim();
-      try {
-        if (trimmed === ':quit' || trimmed === ':q') break;
-        if (trimmed === ':status') {
-          out.write(`${formatStatus(await session.status())}\n`);
-        } else if (trimmed === ':result') {
-          out.write(lastResult === undefined ? 'no result yet\n' : `${formatSendResult(lastResult)}\n`);
-        } else if (trimmed.startsWith(':read')) {
-          await printPage(session, trimmed, out);
-        } else if (trimmed.startsWith(':signal')) {
-          const name = (trimmed.split(/\s+/)[1] ?? 'SIGINT').toUpperCase() as SignalName;
-          if (!SIGNALS.includes(name)) out.write(`signal must be one of ${SIGNALS.join(', ')}\n`);
-          else out.write(`${JSON.stringify(await session.signal(name))}\n`);
-        } else {
-          const request = parseSendLine(line);
-          if ('error' in request) {
-            out.write(`${request.error}\n`);
-          } else {
-            echo.beginSend();
-            const op = session.startSend(request);
-            cancelActive = op.cancel;
-            const result = await op.done.finally(() => {
-              cancelActive = undefined;
-            });
-            await echo.endSend(result.viewport);
-            lastResult = result;
-            out.write(`${formatSendStatus(result)}\n`);
-            if (result.sessionStatus.kind === 'exited') break;
-          }
+      const action = parseInputLine(line);
+      if (action.kind === 'quit') break;
+      switch (action.kind) {
+        case 'error':
+          out.write(`${action.message}\n`);
+          break;
+        case 'help':
+          out.write(`${CLI_COMMANDS_HELP}\n`);
+          break;
+        case 'result':
+          out.write(lastResult === undefined ? 'no result yet\n' : `${lastResult.text}\n`);
+          break;
+        case 'status':
+          out.write(`${(await runTerminalTool('terminal_list', {}, ctx)).text}\n`);
+          break;
+        case 'read':
+          out.write(`${(await tool('terminal_read', action.args)).text}\n`);
+          break;
+        case 'signal':
+          out.write(`${(await tool('terminal_signal', { signal: action.signal })).text}\n`);
+          break;
+        case 'send': {
+          echo.beginSend();
+          sending = true;
+          const result = await tool('terminal_send', { ...action.args }).finally(() => {
+            sending = false;
+          });
+          const output = result.isError ? '' : (result.json.output as string);
+          await echo.endSend(output);
+          lastResult = result;
+          out.write(`${result.isError ? result.text : sendResultTrailer(result.text, output)}\n`);
+          if (!result.isError && (result.json.sessionStatus as { kind: string }).kind === 'exited') return;
+          break;
         }
-      } catch (error) {
-        const code = (error as { code?: string }).code;
-        out.write(`error${code ? ` [${code}]` : ''}: ${(error as Error).message}\n`);
       }
       rl.prompt();
     }
   } finally {
     live.dispose();
     rl.close();
-    await session.close('user quit').catch(() => undefined);
   }
-}
-
-/** `:read [offset] [count]`: a page of the scrollback with its position. */
-async function printPage(
-  session: TerminalSession,
-  command: string,
-  out: NodeJS.WritableStream,
-): Promise<void> {
-  const [, offset, count] = command.split(/\s+/);
-  const page = await session.read({
-    offset: offset === undefined ? undefined : Number(offset),
-    count: count === undefined ? undefined : Number(count),
-  });
-  out.write(
-    `${page.text}\n[lines ${page.lineBegin}-${page.lineEnd} of ${page.totalLines}${page.truncated ? ', truncated' : ''}]\n`,
-  );
 }

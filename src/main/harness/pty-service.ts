@@ -8,6 +8,7 @@
 
 import { describeError, TerminalBackendCleanupError, TerminalError } from '../../shared/errors.js';
 import { LIMITS_UNKNOWN } from '../../shared/session-limits.js';
+import { assertSignalName } from '../../shared/signals.js';
 import type {
   CloseOptions,
   Dialect,
@@ -97,7 +98,7 @@ export interface PtySessionSnapshot {
   type: string;
   /** Execution world the session runs in, when not this machine. */
   world?: string;
-  /** Pid of the pty child (in its world's pid space). */
+  /** The shell's pid, as its world's host sees it (not a sandbox launcher's). */
   pid: number;
   /** The shell's dialect. */
   shell: Dialect;
@@ -425,6 +426,8 @@ export function createPtyService(): PtyService {
     },
 
     async signal(owner, id, signal) {
+      // Before the backend: a backend of another kind need not check what the types promised.
+      assertSignalName(signal);
       return lookupOpen(owner, id).session.signal(signal);
     },
 

@@ -54,6 +54,8 @@ export interface SandboxPolicyConfig {
   mode: SandboxMode;
   /** Absolute workspace root (an existing directory); the default cwd of every terminal. */
   workspaceRoot: string;
+  /** False when the root is the host's cwd because the config named none (default true; SandboxSelection). */
+  workspaceExplicit?: boolean;
 }
 
 const policyConfigSchema = z.strictObject({
@@ -86,7 +88,11 @@ export function resolveSandboxPolicyConfig(
       `invalid ${label}: workspaceRoot: must be an existing directory, got ${workspaceRoot}`,
     );
   }
-  return { mode: parsed.data.mode, workspaceRoot };
+  return {
+    mode: parsed.data.mode,
+    workspaceRoot,
+    workspaceExplicit: parsed.data.workspaceRoot !== undefined,
+  };
 }
 
 /** Creates the policy service from a validated config. */
@@ -110,7 +116,12 @@ export function createSandboxPolicy(config: SandboxPolicyConfig): SandboxPolicyS
 
   return {
     resolve({ session }) {
-      return { mode: effective(session), workspaceRoot: config.workspaceRoot };
+      return {
+        mode: effective(session),
+        workspaceRoot: config.workspaceRoot,
+        // Only when false: a root taken from the cwd, which the sandbox will not widen (SPEC §4.1).
+        ...(config.workspaceExplicit === false ? { workspaceExplicit: false } : {}),
+      };
     },
 
     setMode({ mode, session }) {

@@ -49,7 +49,7 @@ export function createShellBackend({ type, engine, worlds, sandboxPolicy }: Shel
           {
             cwd: far
               ? posix.resolve(selection.workspaceRoot, cwd ?? '.')
-              : resolveCwd(cwd, selection.workspaceRoot),
+              : resolveCwd(cwd, selection.workspaceRoot, selection.mode !== 'danger-full-access'),
             ...(name === undefined ? {} : { name }),
             ...(shell === undefined ? {} : { dialect: shell }),
             ...(rows === undefined ? {} : { rows }),
@@ -69,11 +69,14 @@ export function createShellBackend({ type, engine, worlds, sandboxPolicy }: Shel
   };
 }
 
-/** The cwd to start in: the workspace root by default; a relative path resolves against the root. */
-function resolveCwd(cwd: string | undefined, workspaceRoot: string): string {
+/**
+ * The cwd to start in: the workspace root by default; a relative path resolves against the root. A
+ * confined cwd is checked by the sandbox, which refuses a hidden one and a missing one alike.
+ */
+function resolveCwd(cwd: string | undefined, workspaceRoot: string, confined: boolean): string {
   if (cwd === undefined) return workspaceRoot;
   const dir = isAbsolute(cwd) ? cwd : resolve(workspaceRoot, cwd);
-  if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
+  if (!confined && !statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
     throw new TerminalError(
       'INVALID_ARGUMENT',
       `cwd ${dir} is not an existing directory; pass an existing directory, or omit cwd to start in ${workspaceRoot}`,

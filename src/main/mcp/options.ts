@@ -1,8 +1,10 @@
 /** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--max-sessions N] [--world NAME=COMMAND …]`. */
+import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { DIALECTS, isDialect } from '../../shared/dialects.js';
 import { TerminalError } from '../../shared/errors.js';
 import { type Dialect, SANDBOX_MODES, type SandboxMode } from '../../shared/types.js';
+import { narrowImplicitWorkspace, refuseWritableFilesystemRoot } from '../../shared/workspace-scope.js';
 import { splitCommandLine } from '../worlds/command-line.js';
 
 /** The MCP server's default: the model may write in the folder it was started in, nowhere else. */
@@ -20,8 +22,33 @@ export const MCP_DEFAULT_MAX_WAIT_MS = 50_000;
 export const MCP_DEFAULT_MAX_SESSIONS = 32;
 
 /** Usage line of the subcommand, quoted by every options error. */
-const USAGE =
+export const MCP_USAGE_LINE =
   'agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--max-sessions N] [--world NAME=COMMAND …]';
+
+/** Text of `agent-pty mcp --help`. */
+export const MCP_HELP = `${MCP_USAGE_LINE}
+
+Serves the six terminal tools (terminal_open, terminal_send, terminal_read, terminal_signal,
+terminal_close, terminal_list) to one MCP client over stdin/stdout. Every terminal belongs to the
+connection: when stdin closes, or on SIGTERM, SIGINT or SIGHUP, all of them are closed with their
+process trees and the server exits. Diagnostics go to stderr.
+
+Options:
+  --sandbox MODE        read-only, workspace-write or danger-full-access (default ${MCP_DEFAULT_MODE}):
+                        read-only writes nothing but a private /tmp, workspace-write also the
+                        workspace, danger-full-access is unconfined
+  --workspace DIR       workspace root and default cwd of every terminal (default: the current directory)
+  --shell NAME          shell of a terminal_open that names none: ${DIALECTS.join(', ')} (default bash)
+  --max-wait MS         longest wait of one terminal_send call in ms (default ${MCP_DEFAULT_MAX_WAIT_MS});
+                        keep it below the client's tool timeout
+  --max-sessions N      terminals the connection may hold at once (default ${MCP_DEFAULT_MAX_SESSIONS})
+  --world NAME=COMMAND  an execution world terminal_open can name, reached by running COMMAND
+                        (repeatable), e.g. --world 'box=ssh box agent-pty serve --stdio'
+  -h, --help            print this help
+  -v, --version         print the version
+
+Example (Claude Code): claude mcp add terminal -- agent-pty mcp --workspace "$PWD"
+More: docs/mcp.md in the package.`;
 
 /** Parsed options. */
 export interface McpOptions {
@@ -37,6 +64,11 @@ export interface McpOptions {
   worlds?: Record<string, string[]>;
   /** Shell of a `terminal_open` that names none (default: the engine's, bash). */
   shell?: Dialect;
+  /**
+   * Set when no `--workspace` was given and the server was started in `/`, `$HOME` or above it: the
+   * mode was narrowed to `read-only` (SPEC §4.1), and this says so (stderr and the instructions).
+   */
+  notice?: string;
 }
 
 /**
@@ -44,13 +76,14 @@ export interface McpOptions {
  * `--flag=value`) and `--world NAME=COMMAND` (COMMAND split like a shell argv, see
  * worlds/command-line.ts); throws `INVALID_ARGUMENT`.
  */
-export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): McpOptions {
+export function parseMcpOptions(argv: readonly string[], cwd = process.cwd(), home = homedir()): McpOptions {
   const options: McpOptions = {
     mode: MCP_DEFAULT_MODE,
     workspaceRoot: cwd,
     maxWaitMs: MCP_DEFAULT_MAX_WAIT_MS,
     maxSessions: MCP_DEFAULT_MAX_SESSIONS,
   };
+  let workspaceGiven = false;
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]!;
     const [flag, inline] =
@@ -82,6 +115,7 @@ export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): M
       options.shell = shell;
     } else if (flag === '--workspace') {
       options.workspaceRoot = resolve(cwd, value());
+      workspaceGiven = true;
     } else if (flag === '--max-wait') {
       const text = value();
       const ms = Number(text);
@@ -121,9 +155,14 @@ export function parseMcpOptions(argv: readonly string[], cwd = process.cwd()): M
     } else {
       throw new TerminalError(
         'INVALID_ARGUMENT',
-        `agent-pty mcp: unknown argument '${arg}' (usage: ${USAGE})`,
+        `agent-pty mcp: unknown argument '${arg}' (usage: ${MCP_USAGE_LINE})`,
       );
     }
   }
-  return options;
+  if (workspaceGiven) {
+    refuseWritableFilesystemRoot(options.mode, options.workspaceRoot);
+    return options;
+  }
+  const { mode, notice } = narrowImplicitWorkspace(options.mode, options.workspaceRoot, home);
+  return notice === undefined ? options : { ...options, mode, notice };
 }

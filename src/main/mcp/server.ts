@@ -9,6 +9,7 @@
  * line is skipped and answered with an error (stdio-line-transport.ts).
  */
 import { describeError } from '../../shared/errors.js';
+import type { SandboxMode } from '../../shared/types.js';
 import { createLocalHost } from '../harness/local-host.js';
 import { parseMcpOptions } from './options.js';
 import { StdioLineTransport } from './stdio-line-transport.js';
@@ -24,6 +25,12 @@ const STDIN_CLOSED = 'stdin closed';
  * within seconds even when its stdout is blocked (SPEC §4.8; bin.ts bounds the final flush).
  */
 export const CLIENT_GONE_GRACE_MS = 1_000;
+/** What each sandbox mode lets a shell write, in the words of the server's instructions. */
+const MODE_MEANING: Record<SandboxMode, string> = {
+  'read-only': 'nothing is writable but a private /tmp',
+  'workspace-write': 'only the workspace and a private /tmp are writable',
+  'danger-full-access': 'unconfined',
+};
 
 /** Owner id of the single stdio connection of this process. */
 const CONNECTION_OWNER = `mcp-stdio-${process.pid}`;
@@ -35,9 +42,11 @@ const CONNECTION_OWNER = `mcp-stdio-${process.pid}`;
  */
 export async function runMcpServer(argv: string[]): Promise<void> {
   const options = parseMcpOptions(argv);
+  if (options.notice !== undefined) process.stderr.write(`agent-pty mcp: ${options.notice}\n`);
   const host = await createLocalHost({
     mode: options.mode,
-    workspaceRoot: options.workspaceRoot,
+    // A narrowed root stays implicit (the policy takes the cwd), so the sandbox keeps $HOME private.
+    ...(options.notice === undefined ? { workspaceRoot: options.workspaceRoot } : {}),
     ptyLocal: {
       worlds: options.worlds ?? {},
       ...(options.shell === undefined ? {} : { dialect: options.shell }),
@@ -51,8 +60,9 @@ export async function runMcpServer(argv: string[]): Promise<void> {
     maxWaitMs: options.maxWaitMs,
     maxSessions: options.maxSessions,
     instructionsSuffix:
-      `\nThis server runs every terminal in sandbox mode ${options.mode} with workspace ` +
-      `${options.workspaceRoot}.\n` +
+      `\nThis server runs every terminal in sandbox mode ${options.mode} (${MODE_MEANING[options.mode]}) ` +
+      `with workspace ${options.workspaceRoot}.\n` +
+      (options.notice === undefined ? '' : `It was ${options.notice}.\n`) +
       (worldNames.length === 0
         ? ''
         : `Besides this machine (world "local", the default), terminal_open can open terminals in these execution worlds: ${worldNames.join(', ')}.\n`),

@@ -51,10 +51,7 @@ export function createTerminalMcpServer(options: TerminalMcpServerOptions): Serv
     { name: MCP_SERVER_NAME, title: 'Terminal sessions', version: packageVersion() },
     {
       capabilities: { tools: { listChanged: false } },
-      instructions:
-        `${TERMINAL_TOOLS_GUIDANCE}\nOn this server one terminal_send call waits at most ${maxWaitMs} ms ` +
-        '(a larger timeoutMs is cut to that); a longer command returns [wait: running] and keeps running.\n' +
-        (options.instructionsSuffix ?? ''),
+      instructions: serverInstructions(maxWaitMs, options.instructionsSuffix ?? ''),
     },
   );
 
@@ -90,6 +87,29 @@ export function createTerminalMcpServer(options: TerminalMcpServerOptions): Serv
   });
 
   return server;
+}
+
+/**
+ * Longest instructions the server sends: some clients cut them after 2 048 characters (Claude Code),
+ * silently, so the server keeps under 2 000 itself. The guidance comes first and is never cut.
+ */
+export const MAX_INSTRUCTIONS_CHARS = 2_000;
+
+/**
+ * The guidance, this server's wait bound, then the suffix (its sandbox mode, its worlds), cut with an
+ * ellipsis when it would pass {@link MAX_INSTRUCTIONS_CHARS} (a very long workspace path or world list;
+ * `terminal_open` and `terminal_list` name both again).
+ */
+function serverInstructions(maxWaitMs: number, suffix: string): string {
+  const base =
+    `${TERMINAL_TOOLS_GUIDANCE}\nOn this server one terminal_send call waits at most ${maxWaitMs} ms ` +
+    '(a larger timeoutMs is cut to that); a longer command returns [wait: running] and keeps running.\n';
+  const full = base + suffix;
+  if (full.length < MAX_INSTRUCTIONS_CHARS) return full;
+  let end = MAX_INSTRUCTIONS_CHARS - 2;
+  // Never split a surrogate pair (an emoji in a path).
+  if (/[\uD800-\uDBFF]/.test(full.charAt(end - 1))) end--;
+  return `${full.slice(0, end)}…`;
 }
 
 /**

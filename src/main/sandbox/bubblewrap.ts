@@ -1,11 +1,15 @@
 /**
  * The Linux sandbox provider (SPEC §4.1): wraps a shell argv in bubblewrap (`bwrap`) so that
- * - `read-only`: the whole filesystem is visible read-only, `/tmp` and `/dev/shm` are private tmpfs
- *   capped at `policy.tmpfsBytes`, nothing else is writable (the workspace neither, nor `/dev`);
- * - `workspace-write`: the same, plus the workspace root bound writable;
+ * - `read-only`: the system is visible read-only; `/tmp` and `/dev/shm` are private tmpfs capped at
+ *   `policy.tmpfsBytes`; `$HOME` is a private, empty tmpfs of the same size (deny by default) into
+ *   which only the `homeAllowlist`, the workspace and the toolchains of the host's `PATH` are bound,
+ *   read-only; nothing is writable but the private `/tmp` and `/dev/shm`;
+ * - `workspace-write`: the same, plus the workspace root bound writable, and the private home writable
+ *   (caches land there and vanish at close);
  * - both: no network (a private network namespace) unless `policy.network`; a private PID namespace
  *   whose processes see and signal only each other, and which the kernel kills as a whole when its
- *   init (bwrap) dies; the host's service sockets and the user's credential stores hidden.
+ *   init (bwrap) dies; a private cgroup namespace and no cgroupfs; the host's service sockets hidden;
+ *   no credential store readable anywhere, by the denylist of `credential-stores.ts`.
  * - the policy's `readablePaths` (a dialect's per-session rc directory) bound read-only over all that.
  * The shell keeps its pty as controlling terminal (job control needs it); the engine probes it from
  * outside through the host's `/proc` by host pid, found from the namespace pid `$$` reports
@@ -13,12 +17,24 @@
  * cannot run here rejects every confined mode with SANDBOX_UNAVAILABLE, never an unconfined argv.
  */
 import { execFile } from 'node:child_process';
-import { constants as fsConstants } from 'node:fs';
+import { constants as fsConstants, statSync } from 'node:fs';
 import { access, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import {
+  DEFAULT_HOME_ALLOWLIST,
+  homeAllowlistProblem,
+  storeContaining,
+} from '../../shared/credential-stores.js';
 import { describeError, TerminalError } from '../../shared/errors.js';
 import type { SandboxPolicy, SandboxProvider } from '../../shared/sandbox.js';
+import { broadWorkspace, isInside, refuseWritableFilesystemRoot } from '../../shared/workspace-scope.js';
+import { cgroupMountPoints } from '../cgroup-mounts.js';
+import { MountRank, type MountStep, mountArguments, orderMounts, showsDirectory } from './mount-plan.js';
+import { type ExistingPath, privateHomeBinds, storesInside } from './private-home.js';
+import { type ToolchainEnvironment, type ToolchainPath, toolchainPaths } from './toolchains.js';
+
+export { CREDENTIAL_STORES } from '../../shared/credential-stores.js';
 
 /** Options of {@link createBubblewrapSandbox}. */
 export interface BubblewrapOptions {
@@ -26,27 +42,28 @@ export interface BubblewrapOptions {
   bwrapPath?: string;
   /**
    * Absolute paths bound read-only over whatever the modes would make of them: e.g. `<workspace>/.git`
-   * to keep history read-only inside a writable workspace, or a host directory under `/tmp` that the
-   * private `/tmp` would hide. Paths missing at spawn time are skipped.
+   * to keep history read-only inside a writable workspace, a host directory under `/tmp` that the
+   * private `/tmp` would hide, or a directory of `$HOME` the private home would hide. Paths missing at
+   * spawn time are skipped; credential stores inside them stay hidden.
    */
   extraReadOnlyPaths?: string[];
   /**
    * Absolute paths replaced by an empty read-only directory (a file: by `/dev/null`) in the confined
    * modes. Default {@link DEFAULT_HIDDEN_PATHS}; pass `[]` to hide none of those, or add your own.
-   * The credential stores under `home` are hidden on top of these (see `hideCredentialStores`).
    */
   hiddenPaths?: string[];
   /**
-   * Hide the usual credential stores under `home` ({@link CREDENTIAL_STORES}) the same way, those that
-   * exist at spawn time. Default true; false shows them (read-only) like the rest of `home`.
-   */
-  hideCredentialStores?: boolean;
-  /**
-   * Absolute path of the home directory whose credential stores are hidden. Default: the engine
+   * Absolute path of the home directory that is replaced by a private one. Default: the engine
    * process's home when the provider is created (`os.homedir()`: `$HOME`, else the passwd entry),
    * which is also the `HOME` a session inherits unless the spawn's `env` sets another.
    */
   home?: string;
+  /**
+   * The environment whose `PATH` (and `PYENV_ROOT`, `NVM_DIR`, `RUSTUP_HOME`, `CARGO_HOME`,
+   * `ASDF_DATA_DIR`, `GOPATH`) decides which toolchains below `home` are bound into the private home.
+   * Default: `process.env` when the provider is created, never a spawn's `env`.
+   */
+  toolchainEnv?: ToolchainEnvironment;
 }
 
 /**
@@ -57,29 +74,9 @@ export interface BubblewrapOptions {
 export const DEFAULT_HIDDEN_PATHS: readonly string[] = Object.freeze(['/run', '/var/run']);
 
 /**
- * Hidden by default, relative to the home directory: where common tools keep keys, tokens and
- * passwords (ssh, AWS, Azure, Google Cloud, Kubernetes, Docker registries, GnuPG, netrc, npm, PyPI,
- * git's credential store, the GitHub CLI). Reads are not otherwise confined, and whatever a command
- * prints reaches the model.
- */
-export const CREDENTIAL_STORES: readonly string[] = Object.freeze([
-  '.ssh',
-  '.aws',
-  '.azure',
-  '.config/gcloud',
-  '.kube',
-  '.docker',
-  '.gnupg',
-  '.netrc',
-  '.npmrc',
-  '.pypirc',
-  '.git-credentials',
-  '.config/gh',
-]);
-
-/**
- * Size of each private tmpfs (`/tmp`, `/dev/shm`) when the policy names none: SPEC §3 `tmpfsBytes`.
- * A tmpfs is RAM; without a cap one `cat /dev/zero > /tmp/x` can take half the host's memory.
+ * Size of each private tmpfs (`/tmp`, `/dev/shm`, `$HOME`) when the policy names none: SPEC §3
+ * `tmpfsBytes`. A tmpfs is RAM; without a cap one `cat /dev/zero > /tmp/x` can take half the host's
+ * memory.
  */
 export const DEFAULT_TMPFS_BYTES = 256 * 1024 * 1024;
 
@@ -94,6 +91,9 @@ const PROBE_COMMAND = ['/bin/sh', '-c', ':'];
 
 /** Followed when the network is allowed so DNS keeps working if it points into a hidden `/run`. */
 const RESOLV_CONF = '/etc/resolv.conf';
+
+/** Where cgroupfs is mounted on every systemd-era Linux; other cgroup mounts are found in mountinfo. */
+const CGROUP_MOUNT_DIR = '/sys/fs/cgroup';
 
 /**
  * Namespace and privilege flags shared by every confined mode (and the probe). Deliberately absent:
@@ -117,6 +117,10 @@ const NAMESPACE_ARGS: readonly string[] = Object.freeze([
   // processes, never the engine, the host or another session. When its init, bwrap's pid 1, dies the
   // kernel SIGKILLs every process in it, so nothing the session started outlives it.
   '--unshare-pid',
+  // Own cgroup namespace, rooted where the launcher put bwrap (the session's own cgroups: the
+  // launcher joins them before it execs bwrap): /proc/self/cgroup reads `0::/`, never the engine's
+  // path. The host's cgroupfs itself is hidden too (systemMounts), so neither names other sessions.
+  '--unshare-cgroup',
   // bwrap's default, stated so a root engine never passes capabilities in: CAP_SYS_ADMIN alone could
   // remount every read-only bind writable.
   '--cap-drop',
@@ -128,26 +132,6 @@ const NAMESPACE_ARGS: readonly string[] = Object.freeze([
   '--die-with-parent',
 ]);
 
-/** Ordering of mounts that share a depth: later ranks are mounted over earlier ones. */
-const MountRank = {
-  System: 0,
-  Hidden: 1,
-  Workspace: 2,
-  ReExposed: 3,
-  Readable: 4,
-  ExtraReadOnly: 5,
-} as const;
-
-/** One of {@link MountRank}. */
-type MountRank = (typeof MountRank)[keyof typeof MountRank];
-
-/** One bwrap mount operation, placed by the depth of its target. */
-interface MountStep {
-  target: string;
-  rank: MountRank;
-  args: string[];
-}
-
 /** Creates the bubblewrap sandbox provider. Throws INVALID_CONFIG for relative option paths. */
 export function createBubblewrapSandbox(options: BubblewrapOptions = {}): SandboxProvider {
   return new BubblewrapSandbox(options);
@@ -158,18 +142,21 @@ class BubblewrapSandbox implements SandboxProvider {
   readonly name = 'bubblewrap';
   private readonly bwrapPath: string;
   private readonly extraReadOnlyPaths: readonly string[];
-  /** Default hidden paths plus, unless switched off, the credential stores under the home directory. */
   private readonly hiddenPaths: readonly string[];
+  private readonly home: string;
+  /** What the host's `PATH` needs below `home`, fixed when the provider is created. */
+  private readonly toolchains: readonly ToolchainPath[];
   /** The probe's outcome (resolved bwrap path, or the SANDBOX_UNAVAILABLE error), shared by all calls. */
   private availability: Promise<string> | undefined;
 
   constructor(options: BubblewrapOptions) {
     this.bwrapPath = options.bwrapPath ?? 'bwrap';
     this.extraReadOnlyPaths = absolutePaths(options.extraReadOnlyPaths ?? [], 'extraReadOnlyPaths');
-    const hidden = absolutePaths(options.hiddenPaths ?? DEFAULT_HIDDEN_PATHS, 'hiddenPaths');
+    this.hiddenPaths = absolutePaths(options.hiddenPaths ?? DEFAULT_HIDDEN_PATHS, 'hiddenPaths');
     const [home] = absolutePaths([options.home ?? homedir()], 'home');
-    const stores = options.hideCredentialStores === false ? [] : CREDENTIAL_STORES;
-    this.hiddenPaths = Object.freeze([...hidden, ...stores.map((store) => path.join(home!, store))]);
+    this.home = home!;
+    const hostEnv: ToolchainEnvironment = options.toolchainEnv ?? process.env;
+    this.toolchains = Object.freeze(toolchainPaths({ ...hostEnv }, this.home));
   }
 
   async confine(argv: string[], policy: SandboxPolicy): Promise<string[]> {
@@ -189,64 +176,134 @@ class BubblewrapSandbox implements SandboxProvider {
         );
     }
     const workspace = await resolveWorkspace(policy.workspaceRoot);
+    refuseWritableFilesystemRoot(policy.mode, workspace);
+    const scope = await this.workspaceScope(workspace, policy);
     const tmpfsBytes = resolveTmpfsBytes(policy.tmpfsBytes);
     const readable = await resolveReadablePaths(policy.readablePaths);
+    const allowlist = resolveHomeAllowlist(policy.homeAllowlist);
     // Memoized before the first await so concurrent first calls share one probe.
     this.availability ??= probeBubblewrap(this.bwrapPath);
     const bwrap = await this.availability;
-    const mounts = await this.mountArgs(workspace, tmpfsBytes, readable, policy);
+    const mounts = orderMounts(
+      await this.mountSteps({ workspace, scope, tmpfsBytes, readable, allowlist, policy }),
+    );
+    const chdir = policy.cwd === undefined ? [] : ['--chdir', await shownCwd(mounts, policy.cwd, policy)];
     const network = policy.network === true ? [] : ['--unshare-net'];
-    return [bwrap, ...NAMESPACE_ARGS, ...network, ...mounts, '--', ...argv];
+    return [bwrap, ...NAMESPACE_ARGS, ...network, ...mountArguments(mounts), ...chdir, '--', ...argv];
   }
 
-  /** The mount arguments, parents before children so no later mount is hidden by an earlier one. */
-  private async mountArgs(
+  /**
+   * How the workspace relates to the home: `bound` unless it is too broad and was not named (then
+   * `read-only` binds nothing for it and `workspace-write` is refused); `coversHome` when it is `$HOME`
+   * or above it and named explicitly, so it shows the home itself instead of the private one.
+   */
+  private async workspaceScope(
     workspace: string,
-    tmpfsBytes: number,
-    readable: readonly string[],
     policy: SandboxPolicy,
-  ): Promise<string[]> {
+  ): Promise<{ bound: boolean; coversHome: boolean; realHome: string | undefined }> {
+    const realHome = await realOrUndefined(this.home);
+    const home = realHome ?? this.home;
+    const store = isInside(home, workspace) ? storeContaining(path.relative(home, workspace)) : undefined;
+    if (store !== undefined) {
+      throw new TerminalError(
+        'INVALID_ARGUMENT',
+        `workspace root ${policy.workspaceRoot} is ${store === path.relative(home, workspace) ? '' : 'inside '}the ` +
+          `credential store ~/${store}, which a confined session never sees: choose another workspace`,
+      );
+    }
+    const broad = broadWorkspace(workspace, home);
+    if (broad === undefined) return { bound: true, coversHome: false, realHome };
+    if (policy.workspaceExplicit === false) {
+      if (policy.mode === 'workspace-write') {
+        throw new TerminalError(
+          'INVALID_ARGUMENT',
+          `workspace root ${policy.workspaceRoot} is ${broad} and was taken from where the host started, not ` +
+            'named: it is not made writable. Start in a project directory, pass --workspace DIR (or name ' +
+            'workspaceRoot explicitly), or use sandbox mode read-only',
+        );
+      }
+      return { bound: false, coversHome: false, realHome };
+    }
+    return { bound: true, coversHome: isInside(workspace, home), realHome };
+  }
+
+  /** Every mount of the session, unordered. */
+  private async mountSteps(plan: {
+    workspace: string;
+    scope: { bound: boolean; coversHome: boolean; realHome: string | undefined };
+    tmpfsBytes: number;
+    readable: readonly string[];
+    allowlist: readonly string[];
+    policy: SandboxPolicy;
+  }): Promise<MountStep[]> {
+    const { workspace, scope, tmpfsBytes, readable, allowlist, policy } = plan;
+    const writable = policy.mode === 'workspace-write';
     const steps: MountStep[] = [...systemMounts(tmpfsBytes)];
     const hiddenDirs: string[] = [];
     for (const hidden of await existingRealPaths(this.hiddenPaths)) {
-      if (hidden.isDirectory) {
-        hiddenDirs.push(hidden.path);
-        steps.push({ target: hidden.path, rank: MountRank.Hidden, args: ['--tmpfs', hidden.path] });
-      } else {
+      steps.push(cover(hidden, MountRank.Hidden));
+      if (hidden.isDirectory) hiddenDirs.push(hidden.path);
+    }
+    const home = scope.realHome;
+    // A home of `/` would cover the whole system; a missing one holds nothing to hide.
+    if (home !== undefined && home !== '/' && !scope.coversHome) {
+      steps.push({
+        target: home,
+        rank: MountRank.PrivateHome,
+        args: ['--size', String(tmpfsBytes), '--tmpfs', home],
+        shows: { kind: 'empty' },
+        seal: !writable,
+      });
+      const entries = [
+        ...allowlist.map((entry) => ({ path: path.join(home, entry) })),
+        ...this.toolchains.map((toolchain) => ({
+          ...toolchain,
+          path: rebase(toolchain.path, this.home, home),
+        })),
+      ];
+      for (const bind of await privateHomeBinds(home, entries)) {
         steps.push({
-          target: hidden.path,
-          rank: MountRank.Hidden,
-          args: ['--ro-bind', '/dev/null', hidden.path],
+          target: bind.target,
+          rank: MountRank.HomeBind,
+          args: ['--ro-bind', bind.source, bind.target],
+          shows: { kind: 'bind', source: bind.source },
         });
       }
     }
-    const bind = policy.mode === 'workspace-write' ? '--bind' : '--ro-bind';
-    steps.push({ target: workspace, rank: MountRank.Workspace, args: [bind, workspace, workspace] });
+    if (scope.bound) {
+      steps.push({
+        target: workspace,
+        rank: MountRank.Workspace,
+        args: [writable ? '--bind' : '--ro-bind', workspace, workspace],
+        shows: { kind: 'bind', source: workspace },
+      });
+      for (const store of await storesInside(workspace, home ?? this.home)) {
+        steps.push(cover(store, MountRank.StoreCover));
+      }
+    }
     if (policy.network === true) {
       const [resolv] = await existingRealPaths([RESOLV_CONF]);
       if (resolv !== undefined && hiddenDirs.some((dir) => isInside(dir, resolv.path))) {
-        steps.push({
-          target: resolv.path,
-          rank: MountRank.ReExposed,
-          args: ['--ro-bind', resolv.path, resolv.path],
-        });
+        steps.push(readOnlyBind(resolv.path, MountRank.ReExposed));
       }
     }
-    for (const target of readable) {
-      steps.push({ target, rank: MountRank.Readable, args: ['--ro-bind', target, target] });
-    }
+    for (const target of readable) steps.push(readOnlyBind(target, MountRank.Readable));
     for (const extra of await existingRealPaths(this.extraReadOnlyPaths)) {
+      // The denylist wins over an extra path too: a store named here is not shown.
+      if (
+        isInside(home ?? this.home, extra.path) &&
+        storeContaining(path.relative(home ?? this.home, extra.path))
+      )
+        continue;
       steps.push({
-        target: extra.path,
-        rank: MountRank.ExtraReadOnly,
+        ...readOnlyBind(extra.path, MountRank.ExtraReadOnly),
         args: ['--ro-bind-try', extra.path, extra.path],
       });
+      for (const store of await storesInside(extra.path, home ?? this.home)) {
+        steps.push(cover(store, MountRank.StoreCover));
+      }
     }
-    // Array.prototype.sort is stable, so equal (depth, rank) keep their insertion order.
-    steps.sort((a, b) => depthOf(a.target) - depthOf(b.target) || a.rank - b.rank);
-    // Last, once every mount point inside them exists: /proc, /dev and the hiding tmpfs become read-only.
-    const seal = [...SEALED_SYSTEM_DIRS, ...hiddenDirs].flatMap((dir) => ['--remount-ro', dir]);
-    return [...steps.flatMap((step) => step.args), ...seal];
+    return steps;
   }
 }
 
@@ -254,10 +311,10 @@ class BubblewrapSandbox implements SandboxProvider {
  * Mounts every confined mode starts from:
  * - `/` bound read-only. bwrap binds recursively and remounts each submount read-only, so the host's
  *   `/sys` arrives read-only too.
- * - a fresh procfs on `/proc`, showing the session's PID namespace only. Sealed read-only at the end
- *   ({@link SEALED_SYSTEM_DIRS}): writable, it would let a sandbox whose uid 0 is the host's root write
- *   host-wide sysctls under `/proc/sys` (the kernel checks the uid there, not capabilities, and bwrap
- *   covers `/proc/sys` only when it looks writable to the caller).
+ * - a fresh procfs on `/proc`, showing the session's PID namespace only. Sealed read-only at the end:
+ *   writable, it would let a sandbox whose uid 0 is the host's root write host-wide sysctls under
+ *   `/proc/sys` (the kernel checks the uid there, not capabilities, and bwrap covers `/proc/sys` only
+ *   when it looks writable to the caller).
  * - a fresh `/dev`: null, zero, full, random, urandom, tty, a private devpts (ptys created inside
  *   work; other host ptys are invisible) and `/dev/console` bound to the session's pty, which is the
  *   name `tty` reports. Disks and other host devices are unreachable. bwrap builds it on an uncapped
@@ -265,23 +322,98 @@ class BubblewrapSandbox implements SandboxProvider {
  *   and stay writable.
  * - private tmpfs on `/tmp` and `/dev/shm`, each capped at `tmpfsBytes`: writable, empty, gone with
  *   the sandbox. A write past the cap fails with ENOSPC inside; the host is untouched.
+ * - an empty read-only directory over `/sys/fs/cgroup` and every other cgroupfs mount: the cgroup tree
+ *   names the engine (`agent-pty.<pid>.<start>`) and every other session, with their `cgroup.procs`.
  */
 function systemMounts(tmpfsBytes: number): MountStep[] {
   const size = ['--size', String(tmpfsBytes)];
+  const fresh = { kind: 'empty' } as const;
   return [
-    { target: '/', rank: MountRank.System, args: ['--ro-bind', '/', '/'] },
-    { target: '/proc', rank: MountRank.System, args: ['--proc', '/proc'] },
-    { target: '/dev', rank: MountRank.System, args: ['--dev', '/dev'] },
-    { target: '/tmp', rank: MountRank.System, args: [...size, '--tmpfs', '/tmp'] },
-    { target: '/dev/shm', rank: MountRank.System, args: [...size, '--tmpfs', '/dev/shm'] },
+    {
+      target: '/',
+      rank: MountRank.System,
+      args: ['--ro-bind', '/', '/'],
+      shows: { kind: 'bind', source: '/' },
+    },
+    { target: '/proc', rank: MountRank.System, args: ['--proc', '/proc'], shows: fresh, seal: true },
+    { target: '/dev', rank: MountRank.System, args: ['--dev', '/dev'], shows: fresh, seal: true },
+    { target: '/tmp', rank: MountRank.System, args: [...size, '--tmpfs', '/tmp'], shows: fresh },
+    { target: '/dev/shm', rank: MountRank.System, args: [...size, '--tmpfs', '/dev/shm'], shows: fresh },
+    ...cgroupMountPointsToHide().map((dir) => cover({ path: dir, isDirectory: true }, MountRank.System)),
   ];
 }
 
 /**
- * Remounted read-only once everything inside them is mounted. bwrap's `--remount-ro` does not recurse,
- * so the mounts below (`/dev/pts`, `/dev/shm`, the device nodes) keep their own flags.
+ * What hides cgroupfs: `/sys/fs/cgroup` (which holds every hierarchy on a systemd host, under a tmpfs
+ * whose entries name the controllers) and any cgroup mount outside it.
  */
-const SEALED_SYSTEM_DIRS: readonly string[] = Object.freeze(['/proc', '/dev']);
+function cgroupMountPointsToHide(): string[] {
+  const points = statSync(CGROUP_MOUNT_DIR, { throwIfNoEntry: false })?.isDirectory()
+    ? [CGROUP_MOUNT_DIR]
+    : [];
+  for (const point of cgroupMountPoints()) {
+    if (!points.some((known) => isInside(known, point))) points.push(point);
+  }
+  return points;
+}
+
+/** A step that hides `hidden`: an empty read-only directory, or `/dev/null` over a file. */
+function cover(hidden: ExistingPath, rank: MountRank): MountStep {
+  return hidden.isDirectory
+    ? { target: hidden.path, rank, args: ['--tmpfs', hidden.path], shows: { kind: 'empty' }, seal: true }
+    : { target: hidden.path, rank, args: ['--ro-bind', '/dev/null', hidden.path], shows: { kind: 'file' } };
+}
+
+/** A read-only bind of a host path at the same path. */
+function readOnlyBind(target: string, rank: MountRank): MountStep {
+  return { target, rank, args: ['--ro-bind', target, target], shows: { kind: 'bind', source: target } };
+}
+
+/** `target`, below `from`, moved below `to` (the home as configured vs. its real path). */
+function rebase(target: string, from: string, to: string): string {
+  return from === to ? target : path.join(to, path.relative(from, target));
+}
+
+/**
+ * The real path of `policy.cwd` when the sandbox shows it as a directory; else INVALID_ARGUMENT with
+ * the same message whether it is hidden or missing, so the answer reveals nothing of the host.
+ */
+async function shownCwd(mounts: readonly MountStep[], cwd: string, policy: SandboxPolicy): Promise<string> {
+  // A relative cwd is the host process's, as node-pty would take it.
+  const real = typeof cwd === 'string' && cwd !== '' ? await realOrUndefined(path.resolve(cwd)) : undefined;
+  if (real !== undefined && showsDirectory(mounts, real)) return real;
+  throw new TerminalError(
+    'INVALID_ARGUMENT',
+    `cwd ${cwd} is not a directory this sandbox shows: it shows the workspace ${policy.workspaceRoot}, ` +
+      'the allowed home paths and the system',
+  );
+}
+
+/** The policy's `homeAllowlist`, or the default; anything but relative paths outside the stores is INVALID_ARGUMENT. */
+function resolveHomeAllowlist(allowlist: unknown): readonly string[] {
+  if (allowlist === undefined) return DEFAULT_HOME_ALLOWLIST;
+  if (!Array.isArray(allowlist) || allowlist.some((entry) => typeof entry !== 'string')) {
+    throw new TerminalError(
+      'INVALID_ARGUMENT',
+      'sandbox homeAllowlist must be an array of paths relative to $HOME',
+    );
+  }
+  for (const entry of allowlist as string[]) {
+    const problem = homeAllowlistProblem(entry);
+    if (problem !== undefined)
+      throw new TerminalError('INVALID_ARGUMENT', `sandbox homeAllowlist: ${problem}`);
+  }
+  return allowlist as string[];
+}
+
+/** The real path of `candidate`, or undefined when it does not exist. */
+async function realOrUndefined(candidate: string): Promise<string | undefined> {
+  try {
+    return await realpath(candidate);
+  } catch (_missing) {
+    return undefined;
+  }
+}
 
 /** The policy's tmpfs size, or the default; anything but a positive safe integer is INVALID_ARGUMENT. */
 function resolveTmpfsBytes(tmpfsBytes: unknown): number {
@@ -313,8 +445,7 @@ async function probeBubblewrap(bwrapPath: string): Promise<string> {
   const probeArgs = [
     ...NAMESPACE_ARGS,
     '--unshare-net',
-    ...systemMounts(DEFAULT_TMPFS_BYTES).flatMap((step) => step.args),
-    ...SEALED_SYSTEM_DIRS.flatMap((dir) => ['--remount-ro', dir]),
+    ...mountArguments(orderMounts(systemMounts(DEFAULT_TMPFS_BYTES))),
     '--',
     ...PROBE_COMMAND,
   ];
@@ -440,18 +571,4 @@ function absolutePaths(paths: readonly string[], field: string): readonly string
     }
   }
   return Object.freeze(paths.map((candidate) => path.normalize(candidate)));
-}
-
-/** Path components below `/` (`/` itself is 0). */
-function depthOf(target: string): number {
-  return target === '/' ? 0 : target.split('/').length - 1;
-}
-
-/** True when `target` is `dir` or lies below it. */
-function isInside(dir: string, target: string): boolean {
-  const relative = path.relative(dir, target);
-  return (
-    relative === '' ||
-    (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
-  );
 }

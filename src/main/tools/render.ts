@@ -1,9 +1,55 @@
 /**
- * The bracketed status lines every terminal result shares (SPEC §7): `[wait: <reason>]`,
- * `[exit: <code>]`, `[foreground: <command>]`, `[session: running | exited code=… signal=…]`, and the
- * truncation note.
+ * The lines terminal results are made of (SPEC §7): `[wait: <reason>]`, `[exit: <code>]`,
+ * `[foreground: <command>]`, `[session: running | exited code=… signal=…]`, a full-screen program's
+ * `[screen: …]`, and the notes that explain a result (a running command, an unproven settle, dropped
+ * output and how to page back to it).
+ *
+ * Both forms of a result carry the whole truth: some clients hand the model only the text, others only
+ * the JSON. So a line that explains something is a {@link ResultLine} with a `note`, and the JSON
+ * result's `hint` is made of exactly those notes ({@link hintOf}): the words cannot drift apart,
+ * because the text is built from the same strings.
  */
 import type { ForegroundProcess, SessionStatus, TerminalScreen, WaitReason } from '../../shared/types.js';
+
+/** One line of a rendered result. */
+export interface ResultLine {
+  /** The line as the text shows it. */
+  readonly text: string;
+  /** The explanation the line carries, verbatim as it appears in `text`; the JSON `hint` joins these. */
+  readonly note?: string;
+}
+
+/** A line that only states data the JSON result holds as fields. */
+export function plainLine(text: string): ResultLine {
+  return { text };
+}
+
+/** `[tag]` followed by an explanation; the explanation also goes into the JSON result's `hint`. */
+export function noteLine(tag: string, note: string): ResultLine {
+  return { text: `${tag} ${note}`, note };
+}
+
+/** A line that is all explanation (its whole text is the note). */
+export function sentenceLine(note: string): ResultLine {
+  return { text: note, note };
+}
+
+/** The rendered text of some lines. */
+export function textOf(lines: readonly ResultLine[]): string {
+  return lines.map((line) => line.text).join('\n');
+}
+
+/** The JSON result's `hint`: the notes of the lines, in order; undefined when no line explains anything. */
+export function hintOf(lines: readonly ResultLine[]): string | undefined {
+  const notes = lines.flatMap((line) => (line.note === undefined ? [] : [line.note]));
+  return notes.length === 0 ? undefined : notes.join(' ');
+}
+
+/** `{ hint }` when the lines explain something, else nothing: spread into a JSON result. */
+export function hintField(lines: readonly ResultLine[]): { hint?: string } {
+  const hint = hintOf(lines);
+  return hint === undefined ? {} : { hint };
+}
 
 /**
  * Command names of shells: a foreground that is one of them is the shell itself (at its prompt, its
@@ -20,55 +66,56 @@ function waitAgainCall(sessionId: string | undefined): string {
 }
 
 /** What each wait reason tells the model to do next; proven readiness needs no comment. */
-function waitHint(reason: WaitReason, sessionId: string | undefined): string {
+function waitNote(reason: WaitReason, sessionId: string | undefined): string | undefined {
   const waitAgain = waitAgainCall(sessionId);
   switch (reason) {
     case 'stdin_read':
-      return '';
+      return undefined;
     case 'running':
       return (
-        ' the command is still running: this send stopped waiting before it finished (it is not done, and' +
+        'The command is still running: this send stopped waiting before it finished (it is not done, and' +
         ` not waiting for input). Keep waiting with ${waitAgain}, or stop it with terminal_signal SIGINT.`
       );
     case 'pattern':
       return (
-        ' the waitFor pattern matched; the command may still be running (a server keeps serving).' +
+        'The waitFor pattern matched; the command may still be running (a server keeps serving).' +
         ` Follow its output with ${waitAgain} or terminal_read, stop it with terminal_signal SIGINT.`
       );
     case 'inferred_idle':
       return (
-        ' not proven finished: output stopped where readiness cannot be observed (an unusual prompt, or' +
+        'Not proven finished: output stopped where readiness cannot be observed (an unusual prompt, or' +
         ' a relay such as ssh, script or tmux); the command may still be running or waiting for input.' +
         ` Check with terminal_read, keep waiting with ${waitAgain}, or stop it with terminal_signal SIGINT.`
       );
     case 'timeout':
       return (
-        " not proven finished: this send's wait bound passed and the terminal's state could not be read;" +
+        "Not proven finished: this send's wait bound passed and the terminal's state could not be read;" +
         ` the command is probably still running. Keep waiting with ${waitAgain}, check with terminal_read,` +
         ' or stop it with terminal_signal SIGINT.'
       );
     case 'session_exit':
-      return ' the shell exited or the session was closed; open a new one with terminal_open.';
+      return 'The shell exited or the session was closed; open a new one with terminal_open.';
   }
 }
 
 /**
- * `[wait: reason]` plus what the reason means for the next step. With `sessionId`, the hint names the
+ * `[wait: reason]` plus what the reason means for the next step. With `sessionId`, the note names the
  * exact call that keeps waiting.
  */
-export function renderWait(reason: WaitReason, sessionId?: string): string {
-  return `[wait: ${reason}]${waitHint(reason, sessionId)}`;
+export function renderWait(reason: WaitReason, sessionId?: string): ResultLine {
+  const note = waitNote(reason, sessionId);
+  return note === undefined ? plainLine(`[wait: ${reason}]`) : noteLine(`[wait: ${reason}]`, note);
 }
 
 /** `[exit: code]`. */
-export function renderExit(code: number): string {
-  return `[exit: ${code}]`;
+export function renderExit(code: number): ResultLine {
+  return plainLine(`[exit: ${code}]`);
 }
 
 /** `[foreground: command]` when something other than the shell holds the terminal, else nothing. */
-export function renderForeground(foreground: ForegroundProcess | undefined): string[] {
+export function renderForeground(foreground: ForegroundProcess | undefined): ResultLine[] {
   if (foreground === undefined || SHELL_COMMANDS.has(foreground.command)) return [];
-  return [`[foreground: ${foreground.command}]`];
+  return [plainLine(`[foreground: ${foreground.command}]`)];
 }
 
 /** `[session: running]` or `[session: exited code=… signal=…]` (`none` for an absent value). */
@@ -83,20 +130,23 @@ export function readCall(sessionId: string, offset: number, count?: number): str
   return `terminal_read ${JSON.stringify(args)}`;
 }
 
-/** The truncation note: what was dropped, and the call that pages back to it. */
-export function renderTruncated(what: string, sessionId: string, offset: number): string {
-  return `[truncated: ${what}; page back with ${readCall(sessionId, offset)}]`;
+/** The truncation note: what was dropped (a sentence without its full stop), and the call that pages back to it. */
+export function renderTruncated(what: string, sessionId: string, offset: number): ResultLine {
+  return noteLine('[truncated]', `${what}; page back with ${readCall(sessionId, offset)}.`);
 }
 
+/** What a model does with a full-screen program's screen. */
+const SCREEN_NOTE =
+  'A full-screen program owns the terminal; this is its screen (the JSON field screen). Drive it with ' +
+  'keys, not text: e.g. ["Escape", {"text": ":q!"}, "Enter"] leaves vim, ["C-x"] leaves nano, ["q"] quits less.';
+
 /**
- * A full-screen program's screen (SPEC §4.3): a header naming the cursor (1-based, as editors count),
- * then the screen's lines, trailing blank lines left out.
+ * A full-screen program's screen (SPEC §4.3): a header naming the cursor (1-based, as editors count)
+ * and how to drive the program, then the screen's lines, trailing blank lines left out.
  */
-export function renderScreen(screen: TerminalScreen): string {
+export function renderScreen(screen: TerminalScreen): ResultLine[] {
   const lines = [...screen.lines];
   while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
-  const header =
-    `[screen: a full-screen program owns the terminal; cursor at row ${screen.cursor.row + 1}, ` +
-    `column ${screen.cursor.col + 1}; answer it with keys]`;
-  return [header, ...lines].join('\n');
+  const tag = `[screen: cursor at row ${screen.cursor.row + 1}, column ${screen.cursor.col + 1}]`;
+  return [noteLine(tag, SCREEN_NOTE), ...lines.map(plainLine)];
 }

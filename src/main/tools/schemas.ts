@@ -9,13 +9,17 @@ export const sessionIdArgument = z
   .min(1, 'must not be empty; pass the sessionId terminal_open returned (see terminal_list)')
   .describe('Id of the session, as returned by terminal_open (e.g. "shell-1").');
 
-/** `{ kind: 'running' } | { kind: 'exited', exitCode, signal }`. */
+/**
+ * `{ kind: 'running' } | { kind: 'exited', exitCode?, signal? }`. An absent value is an omitted field,
+ * not `null`: a nullable field becomes a JSON-schema type array (`["integer", "null"]`), which not
+ * every client accepts (MCP Inspector's `--strict` flags it as not portable).
+ */
 export const sessionStatusOutput = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('running') }),
   z.strictObject({
     kind: z.literal('exited'),
-    exitCode: z.number().int().nullable(),
-    signal: z.string().nullable(),
+    exitCode: z.number().int().optional(),
+    signal: z.string().optional(),
   }),
 ]);
 
@@ -47,9 +51,20 @@ export const limitEventsOutput = z.strictObject({
 
 /** A session status as tool results carry it: `{ kind, exitCode?, signal? }` without the containment and limits. */
 export function statusOutput(status: SessionStatus): z.infer<typeof sessionStatusOutput> {
-  const { containment: _reportedBeside, limits: _reportedAtOpen, ...rest } = status;
-  return rest;
+  if (status.kind === 'running') return { kind: 'running' };
+  return {
+    kind: 'exited',
+    ...(status.exitCode === null ? {} : { exitCode: status.exitCode }),
+    ...(status.signal === null ? {} : { signal: status.signal }),
+  };
 }
+
+/**
+ * The `hint` of a JSON result: the same explanation the text carries (what the result does not prove,
+ * how to keep waiting, how to page back, how to drive a screen), for clients that show a model only
+ * the JSON. Absent when the text explains nothing.
+ */
+export const hintOutput = z.string().optional();
 
 /** The shell dialect a session runs (SPEC §8). */
 export const shellOutput = z.enum(DIALECTS);

@@ -1,8 +1,8 @@
-/** `terminal_list {}` → `{ sessions: [snapshot…] }`. */
+/** `terminal_list {}` → `{ sessions: [snapshot…], hint? }`. */
 import { z } from 'zod';
 import type { PtySessionSnapshot } from '../harness/pty-service.js';
-import { renderSession } from './render.js';
-import { sessionSnapshotOutput, statusOutput } from './schemas.js';
+import { hintField, plainLine, renderSession, sentenceLine, textOf } from './render.js';
+import { hintOutput, sessionSnapshotOutput, statusOutput } from './schemas.js';
 import { defineTool } from './tool.js';
 
 /** Lists the caller's sessions. */
@@ -14,19 +14,19 @@ export const terminalList = defineTool({
     'is still running. Use it to find a sessionId again.',
   hints: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   input: z.strictObject({}),
-  output: z.strictObject({ sessions: z.array(sessionSnapshotOutput) }),
+  output: z.strictObject({ sessions: z.array(sessionSnapshotOutput), hint: hintOutput }),
   async run(_args, ctx) {
     const sessions = await ctx.pty.list(ctx.owner);
-    const text =
+    const lines =
       sessions.length === 0
-        ? 'No open terminal sessions. Start one with terminal_open.'
-        : sessions.map(renderSnapshot).join('\n');
+        ? [sentenceLine('No open terminal sessions. Start one with terminal_open.')]
+        : sessions.map((session) => plainLine(renderSnapshot(session)));
     const json = sessions.map((session) => ({
       ...session,
       status: statusOutput(session.status),
       containment: session.status.containment,
     }));
-    return { text, json: { sessions: json } };
+    return { text: textOf(lines), json: { sessions: json, ...hintField(lines) } };
   },
 });
 
@@ -38,7 +38,10 @@ function renderSnapshot(session: PtySessionSnapshot): string {
     session.shell,
     ...(session.world === undefined ? [] : [`world ${session.world}`]),
     `pid ${session.pid}`,
-    session.sandbox === undefined ? 'unconfined' : session.sandbox.mode,
+    session.sandbox === undefined
+      ? 'unconfined'
+      : `${session.sandbox.mode}${session.sandbox.mode === 'danger-full-access' ? ' (unconfined)' : ''}, workspace ${session.sandbox.workspaceRoot}`,
+    `containment ${session.status.containment}`,
     renderSession(session.status),
     ...(session.closing ? ['(closing)'] : []),
   ];

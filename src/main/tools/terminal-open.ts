@@ -1,15 +1,16 @@
 /**
- * `terminal_open {type?, name?, cwd?, shell?, rows?, cols?, world?}` → `{ sessionId, name?, type, shell, pid, status,
- * containment, motd }`.
+ * `terminal_open {type?, name?, cwd?, shell?, rows?, cols?, world?}` → `{ sessionId, name?, type, shell,
+ * world?, pid, status, containment, motd, hint? }`.
  */
 import { z } from 'zod';
 import { DIALECTS } from '../../shared/dialects.js';
 import { MAX_TERMINAL_DIMENSION } from '../../shared/terminal-size.js';
 import { DEFAULT_BACKEND_TYPE } from '../harness/plugins/pty-local.js';
-import { renderSession } from './render.js';
+import { hintField, plainLine, renderSession, sentenceLine, textOf } from './render.js';
 import { capTail } from './result-cap.js';
 import {
   containmentOutput,
+  hintOutput,
   limitsOutput,
   sessionStatusOutput,
   shellOutput,
@@ -37,7 +38,9 @@ export const terminalOpen = defineTool({
     'root unless cwd is given, under the sandbox mode shown in the result. Output is what a person ' +
     'would see, as plain text: colors are stripped, progress bars show their final state, and ' +
     'full-screen programs (vim, nano, less, htop) come back as their rendered screen, driven with ' +
-    'keys. Type into it with terminal_send; close it with terminal_close when done.',
+    'keys. Sandbox modes: read-only = nothing is writable but a private /tmp; workspace-write = the ' +
+    'workspace too; danger-full-access = unconfined. Type into it with terminal_send; close it with ' +
+    'terminal_close when done.',
   hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   input: z.strictObject({
     type: z
@@ -80,6 +83,7 @@ export const terminalOpen = defineTool({
     containment: containmentOutput,
     limits: limitsOutput,
     motd: z.string(),
+    hint: hintOutput,
   }),
   async run(args, ctx) {
     const opened = await ctx.pty.spawn(
@@ -99,16 +103,19 @@ export const terminalOpen = defineTool({
     const where =
       opened.sandbox === undefined
         ? 'unconfined'
-        : `sandbox ${opened.sandbox.mode}, workspace ${opened.sandbox.workspaceRoot}`;
-    const header =
-      `Opened terminal session ${opened.sessionId} (${opened.type}, ${opened.shell}${opened.world === undefined ? '' : ` in world ${opened.world}`}, pid ${opened.pid}, ${where}). ` +
-      `Use terminal_send with sessionId "${opened.sessionId}" to run commands.`;
-    const footer = renderSession(opened.status);
+        : `sandbox ${opened.sandbox.mode}${opened.sandbox.mode === 'danger-full-access' ? ' (unconfined)' : ''}, workspace ${opened.sandbox.workspaceRoot}`;
+    const header = sentenceLine(
+      `Opened terminal session ${opened.sessionId} (${opened.type}, ${opened.shell}${opened.world === undefined ? '' : ` in world ${opened.world}`}, pid ${opened.pid}, ${where}, containment ${opened.status.containment}). ` +
+        `Use terminal_send with sessionId "${opened.sessionId}" to run commands.`,
+    );
+    const footer = plainLine(renderSession(opened.status));
     const budget =
-      (ctx.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES) - Buffer.byteLength(`${header}\n\n${footer}`);
+      (ctx.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES) -
+      Buffer.byteLength(`${header.text}\n\n${footer.text}`);
     const motd = capTail(opened.motd, budget).text;
+    const lines = [header, ...(motd.trim() === '' ? [] : [plainLine(motd)]), footer];
     return {
-      text: [header, ...(motd.trim() === '' ? [] : [motd]), footer].join('\n'),
+      text: textOf(lines),
       json: {
         sessionId: opened.sessionId,
         ...(opened.name === undefined ? {} : { name: opened.name }),
@@ -120,6 +127,7 @@ export const terminalOpen = defineTool({
         containment: opened.status.containment,
         limits: opened.status.limits,
         motd,
+        ...hintField(lines),
       },
     };
   },

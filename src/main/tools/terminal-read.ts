@@ -1,11 +1,20 @@
 /**
- * `terminal_read {sessionId, offset?, count?}` → `{ text, totalLines, lineBegin, lineEnd, truncated }`.
- * Rendered: the lines, then `[lines a-b of n]`, and how to page further back when older lines exist.
+ * `terminal_read {sessionId, offset?, count?}` → `{ text, totalLines, lineBegin, lineEnd, truncated,
+ * hint? }`. Rendered: the lines, then `[lines a-b of n]`, and how to page further back when older lines
+ * exist (the `hint` carries that note).
  */
 import { z } from 'zod';
-import { readCall, renderTruncated } from './render.js';
+import {
+  hintField,
+  noteLine,
+  plainLine,
+  type ResultLine,
+  readCall,
+  renderTruncated,
+  textOf,
+} from './render.js';
 import { capTail } from './result-cap.js';
-import { sessionIdArgument } from './schemas.js';
+import { hintOutput, sessionIdArgument } from './schemas.js';
 import { DEFAULT_MAX_RESULT_BYTES, defineTool } from './tool.js';
 
 /** Default page size, the engine's own default. */
@@ -47,6 +56,7 @@ export const terminalRead = defineTool({
     lineBegin: z.number().int(),
     lineEnd: z.number().int(),
     truncated: z.boolean(),
+    hint: hintOutput,
   }),
   async run(args, ctx) {
     const page = await ctx.pty.read(ctx.owner, args.sessionId, {
@@ -60,22 +70,35 @@ export const terminalRead = defineTool({
     const lineBegin = Math.min(page.lineBegin + capped.droppedLines, page.lineEnd);
     const truncated = page.truncated || capped.truncated;
     const olderOffset = page.totalLines - lineBegin;
-    const footer =
-      page.lineEnd === page.lineBegin
-        ? [`[lines: none in this range; the scrollback holds ${page.totalLines} lines]`]
-        : [`[lines ${lineBegin + 1}-${page.lineEnd} of ${page.totalLines}]`];
+    const footer: ResultLine[] = [
+      plainLine(
+        page.lineEnd === page.lineBegin
+          ? `[lines: none in this range; the scrollback holds ${page.totalLines} lines]`
+          : `[lines ${lineBegin + 1}-${page.lineEnd} of ${page.totalLines}]`,
+      ),
+    ];
     if (truncated) {
       footer.push(
-        renderTruncated('older lines of this page were dropped to fit', args.sessionId, olderOffset),
+        renderTruncated('Older lines of this page were dropped to fit', args.sessionId, olderOffset),
       );
     } else if (lineBegin > 0) {
       footer.push(
-        `[more: ${lineBegin} older lines; previous page: ${readCall(args.sessionId, olderOffset)}]`,
+        noteLine(
+          '[more]',
+          `${lineBegin} older lines; the previous page is ${readCall(args.sessionId, olderOffset)}.`,
+        ),
       );
     }
     return {
-      text: [...(capped.text === '' ? [] : [capped.text]), ...footer].join('\n'),
-      json: { text: capped.text, totalLines: page.totalLines, lineBegin, lineEnd: page.lineEnd, truncated },
+      text: [...(capped.text === '' ? [] : [capped.text]), textOf(footer)].join('\n'),
+      json: {
+        text: capped.text,
+        totalLines: page.totalLines,
+        lineBegin,
+        lineEnd: page.lineEnd,
+        truncated,
+        ...hintField(footer),
+      },
     };
   },
 });

@@ -1,33 +1,26 @@
 /**
- * `terminal_send {sessionId, text?, submit?, timeoutMs?, waitFor?}` → `{ output, foreground?,
- * waitReason, exitCode?, cwd?, sessionStatus, truncated, elapsedMs }`. Rendered: the output of this
- * send, then `[wait: …]`, `[exit: …]` when the shell's prompt proved it, `[foreground: …]` when a
- * program other than the shell holds the terminal, `[session: …]`, and a truncation note when output
- * was dropped. Without text the send only waits: how a model keeps waiting for a running command.
+ * `terminal_send {sessionId, text?, submit?, keys?, timeoutMs?, waitFor?}` → `{ output, screen?,
+ * foreground?, waitReason, exitCode?, cwd?, sessionStatus, truncated, elapsedMs, hint? }`, rendered by
+ * send-result-text.ts (the `hint` holds the notes of that text). Without text and keys the send only
+ * waits: how a model keeps waiting for a running command; `text: ""` presses Enter.
  */
 import { z } from 'zod';
-import { resolveEngineConfig } from '../../shared/config.js';
 import { KEY_NAMES } from '../../shared/keys.js';
 import type { Disposable, SendRequest, TerminalSendResult } from '../../shared/types.js';
-import { renderLimitEvents } from './limit-note.js';
 import { LiveLinesBatcher } from './live-lines.js';
+import { sentenceLine } from './render.js';
 import {
-  renderExit,
-  renderForeground,
-  renderScreen,
-  renderSession,
-  renderTruncated,
-  renderWait,
-} from './render.js';
-import { capTail, countLines } from './result-cap.js';
-import { limitEventsOutput, sessionIdArgument, sessionStatusOutput, statusOutput } from './schemas.js';
+  hintOutput,
+  limitEventsOutput,
+  sessionIdArgument,
+  sessionStatusOutput,
+  statusOutput,
+} from './schemas.js';
+import { renderSendResult } from './send-result-text.js';
 import { DEFAULT_MAX_RESULT_BYTES, defineTool, type TerminalToolContext } from './tool.js';
 
 /** Longest accepted `waitFor` expression (the engine's own bound): a pattern is a few words, not a program. */
 const MAX_WAIT_FOR_LENGTH = 4_096;
-
-/** The engine's default wait bound of a send, clamped like an explicit one when a call has a maximum. */
-const DEFAULT_SEND_TIMEOUT_MS = resolveEngineConfig().timeoutMs;
 
 /** Types into a session (or only waits) until it is ready for input again. */
 export const terminalSend = defineTool({
@@ -37,19 +30,21 @@ export const terminalSend = defineTool({
     'Type text into a terminal session and press Enter (unless submit is false), then wait until the ' +
     'terminal is ready for input again and return the output. Ready means the shell is back at its ' +
     'prompt, or the running program (a python3 REPL, a y/n question, `read`) is waiting to read input. ' +
-    'Without text, nothing is typed and the call only waits: use it to keep waiting for a command that ' +
-    'is still running; output that arrived since the previous result comes first. The result ends with ' +
-    '[wait: <reason>]: stdin_read = proven ready; running = the wait bound (timeoutMs) passed and the ' +
-    'command is still running (call again without text to keep waiting); pattern = your waitFor ' +
-    'matched; inferred_idle and timeout = NOT proven finished. Then [exit: <code>] of the last command ' +
-    'when the shell prompt came back, [foreground: <program>] when a program other than the shell holds ' +
-    'the terminal, and [session: running|exited …]. Start servers and watchers with waitFor (e.g. ' +
-    'waitFor "Serving HTTP on|Listening on") so the call returns once they are up. Send one command, or ' +
-    'one line of input for the running program, per call. To interrupt a program use terminal_signal ' +
-    'SIGINT (do not type control characters). ' +
-    'Full-screen programs (vim, nano, less, top, htop) return their rendered [screen: …] instead of ' +
-    'output; drive them with keys instead of text, e.g. leave vim with ["Escape", {"text": ":wq"}, ' +
-    '"Enter"], save and leave nano with ["C-o", "Enter", "C-x"], quit less with ["q"].',
+    'Without text (and keys), nothing is typed and the call only waits: how to keep waiting for a ' +
+    'command that is still running; output that arrived since the previous result comes first. ' +
+    'To press Enter alone (a default, an empty passphrase, "Press Enter to continue") send text "". ' +
+    'waitReason ([wait: …]): stdin_read = proven ready; running = the wait bound (timeoutMs) passed ' +
+    'and the command still runs: call again without text, or terminal_signal SIGINT, never type the ' +
+    'next command into it; pattern = waitFor matched (the program may still run); inferred_idle, ' +
+    'timeout = NOT proven finished; session_exit = the shell is gone. exitCode ([exit: N]) is present ' +
+    "only when the shell's prompt came back; foreground ([foreground: NAME]) is a program other than " +
+    'the shell that gets what you type next; hint holds the notes of the text: what is not proven, ' +
+    'what to do next, the terminal_read call that pages back when truncated. Start servers and ' +
+    'watchers with waitFor (e.g. "Serving HTTP on|Listening on"). One command, or one line of input, ' +
+    'per call; prefer non-interactive flags (-y, --no-pager); interrupt with terminal_signal SIGINT, ' +
+    'never control characters. Full-screen programs (vim, nano, less, htop) return their screen ' +
+    '([screen: …]) instead of output: drive them with keys, e.g. leave vim with ["Escape", {"text": ' +
+    '":wq"}, "Enter"], save and leave nano with ["C-o", "Enter", "C-x"], quit less with ["q"].',
   hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   input: z.strictObject({
     sessionId: sessionIdArgument,
@@ -57,13 +52,16 @@ export const terminalSend = defineTool({
       .string({ error: 'must be the text to type, as a string (omit it to only wait)' })
       .optional()
       .describe(
-        'Text to type, e.g. "ls -la" or "print(6*7)". Use "" with submit=true to press Enter. Omit it to ' +
-          'type nothing and only wait (keep waiting for a running command).',
+        'Text to type, e.g. "ls -la" or "print(6*7)". "" presses Enter alone (with submit true, the ' +
+          'default). Omit it (and keys) to type nothing and only wait (keep waiting for a running command).',
       ),
     submit: z
       .boolean({ error: 'must be true (press Enter after the text, default) or false' })
       .default(true)
-      .describe('Press Enter after the text (default true; ignored without text).'),
+      .describe(
+        'Press Enter after the text (default true; ignored without text and for keys). text "" with ' +
+          'submit false would type nothing and is refused: omit text to wait.',
+      ),
     timeoutMs: z
       .number({ error: 'must be a number of milliseconds, e.g. 60000' })
       .int('must be a whole number of milliseconds, e.g. 60000')
@@ -71,7 +69,8 @@ export const terminalSend = defineTool({
       .optional()
       .describe(
         'How long this call waits at most before it returns [wait: running] (the command keeps running; ' +
-          'call again without text to keep waiting). Default: the server default (30 s).',
+          "call again without text to keep waiting). Default: the terminal engine's own default; the " +
+          'server may cap it.',
       ),
     waitFor: z
       .string({ error: 'must be a regular expression as a string, e.g. "Listening on|ready in"' })
@@ -90,8 +89,8 @@ export const terminalSend = defineTool({
       .optional()
       .describe(
         `Instead of text: keys pressed in order, as tmux send-keys names (${KEY_NAMES.join(', ')}) or ` +
-          '{"text": "..."} for literal text. No Enter is added. C-c is only sent to a full-screen ' +
-          'program; to interrupt a command use terminal_signal.',
+          '{"text": "..."} for literal text. No Enter is added; an empty list types nothing and is ' +
+          'refused. C-c is only sent to a full-screen program; to interrupt a command use terminal_signal.',
       ),
   }),
   output: z.strictObject({
@@ -110,9 +109,9 @@ export const terminalSend = defineTool({
         cursor: z.strictObject({ row: z.number().int(), col: z.number().int() }),
       })
       .optional(),
+    hint: hintOutput,
   }),
   async run(args, ctx) {
-    const wait = waitBound(args.timeoutMs, ctx.maxWaitMs);
     const request: SendRequest = {
       // keys, or text (+ Enter unless submit is false), or neither: a wait that types nothing.
       ...(args.keys !== undefined
@@ -120,53 +119,32 @@ export const terminalSend = defineTool({
         : args.text === undefined
           ? {}
           : { text: args.text, submit: args.submit }),
-      ...(wait.timeoutMs === undefined ? {} : { timeoutMs: wait.timeoutMs }),
+      // The engine applies its own default bound and the server's cap (SPEC §7): never guessed here.
+      ...(args.timeoutMs === undefined ? {} : { timeoutMs: args.timeoutMs }),
+      ...(ctx.maxWaitMs === undefined ? {} : { maxWaitMs: ctx.maxWaitMs }),
       ...(args.waitFor === undefined ? {} : { waitFor: args.waitFor }),
       ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
     };
     const result = await sendWithLiveLines(ctx, args.sessionId, request);
+    // The engine says when the cap cut the bound, and by how much: only then does the note appear.
+    const cut = result.cappedWait;
     const clampNote =
-      wait.clampedFrom !== undefined && (result.waitReason === 'running' || result.waitReason === 'timeout')
+      cut !== undefined && (result.waitReason === 'running' || result.waitReason === 'timeout')
         ? [
-            `[wait bound: ${wait.timeoutMs} ms, the most this server waits per call, instead of ${wait.clampedFrom} ms]`,
+            sentenceLine(
+              `[wait bound: ${cut.boundMs} ms, the most this server waits per call, instead of ${cut.askedMs} ms]`,
+            ),
           ]
         : [];
-    const trailer = [
-      ...(result.screen === undefined ? [] : [renderScreen(result.screen)]),
-      renderWait(result.waitReason, args.sessionId),
-      ...(result.exitCode === undefined ? [] : [renderExit(result.exitCode)]),
-      ...renderForeground(result.foreground),
-      renderSession(result.sessionStatus),
-      ...renderLimitEvents(result.limitEvents, result.sessionStatus.limits),
-      ...clampNote,
-    ];
-    // The note's length depends on the kept line count; reserve room for its longest form.
-    const noteReserve = renderTruncated('x'.repeat(80), args.sessionId, Number.MAX_SAFE_INTEGER).length + 1;
-    const budget =
-      (ctx.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES) -
-      Buffer.byteLength(trailer.join('\n')) -
-      1 -
-      noteReserve;
-    const capped = capTail(result.viewport, budget);
-    const truncated = result.truncated || capped.truncated;
-    const kept = countLines(capped.text);
-    // Read offsets count back from the newest scrollback line. When the shell's prompt settled the
-    // send (an exit code is known), that newest line is the prompt, which the output leaves out.
-    const pageBack = kept + (result.exitCode === undefined ? 0 : 1);
-    const note = truncated
-      ? [
-          renderTruncated(
-            `older output of this send was dropped, the last ${kept} lines are shown`,
-            args.sessionId,
-            pageBack,
-          ),
-        ]
-      : [];
-    const body = capped.text === '' ? [] : [capped.text.replace(/\n$/, '')];
+    const rendered = renderSendResult(result, {
+      sessionId: args.sessionId,
+      maxResultBytes: ctx.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+      extraLines: clampNote,
+    });
     return {
-      text: [...body, ...trailer, ...note].join('\n'),
+      text: rendered.text,
       json: {
-        output: capped.text,
+        output: rendered.output,
         ...(result.foreground === undefined
           ? {}
           : { foreground: { pid: result.foreground.pid, command: result.foreground.command } }),
@@ -175,24 +153,14 @@ export const terminalSend = defineTool({
         ...(result.cwd === undefined ? {} : { cwd: result.cwd }),
         sessionStatus: statusOutput(result.sessionStatus),
         ...(result.limitEvents === undefined ? {} : { limitEvents: result.limitEvents }),
-        truncated,
+        truncated: rendered.truncated,
         elapsedMs: result.elapsedMs,
         ...(result.screen === undefined ? {} : { screen: result.screen }),
+        ...(rendered.hint === undefined ? {} : { hint: rendered.hint }),
       },
     };
   },
 });
-
-/** The send's wait bound under the call's maximum, and what was asked when the maximum cut it. */
-function waitBound(
-  asked: number | undefined,
-  maxWaitMs: number | undefined,
-): { timeoutMs: number | undefined; clampedFrom: number | undefined } {
-  if (maxWaitMs === undefined) return { timeoutMs: asked, clampedFrom: undefined };
-  const wanted = asked ?? DEFAULT_SEND_TIMEOUT_MS;
-  if (wanted <= maxWaitMs) return { timeoutMs: wanted, clampedFrom: undefined };
-  return { timeoutMs: maxWaitMs, clampedFrom: wanted };
-}
 
 /**
  * Runs the send; when the caller takes live output, subscribes before anything is typed (so the echo

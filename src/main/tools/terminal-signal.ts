@@ -1,7 +1,8 @@
-/** `terminal_signal {sessionId, signal}` → `{ delivered, targetPgid }`. */
+/** `terminal_signal {sessionId, signal}` → `{ delivered, targetPgid, hint? }`. */
 import { z } from 'zod';
 import type { SignalName } from '../../shared/types.js';
-import { sessionIdArgument } from './schemas.js';
+import { hintField, plainLine, sentenceLine } from './render.js';
+import { hintOutput, sessionIdArgument } from './schemas.js';
 import { defineTool } from './tool.js';
 
 /** Signals a session accepts (SPEC §4.4). */
@@ -30,14 +31,21 @@ export const terminalSignal = defineTool({
       .enum(SIGNALS, { error: `must be one of ${SIGNALS.join(', ')} (SIGINT to interrupt, like Ctrl-C)` })
       .describe('Signal name: SIGINT, SIGTERM, SIGKILL, SIGTSTP or SIGHUP.'),
   }),
-  output: z.strictObject({ delivered: z.literal(true), targetPgid: z.number().int() }),
+  output: z.strictObject({ delivered: z.literal(true), targetPgid: z.number().int(), hint: hintOutput }),
   async run(args, ctx) {
     const result = await ctx.pty.signal(ctx.owner, args.sessionId, args.signal);
+    const lines = [
+      plainLine(
+        `Delivered ${args.signal} to the foreground process group ${result.targetPgid} of ${args.sessionId}.`,
+      ),
+      sentenceLine(
+        `See its effect with terminal_send ${JSON.stringify({ sessionId: args.sessionId })} (no text: ` +
+          'it waits until the terminal is ready and returns what was printed), or with terminal_read.',
+      ),
+    ];
     return {
-      text:
-        `Delivered ${args.signal} to the foreground process group ${result.targetPgid} of ${args.sessionId}. ` +
-        'Use terminal_read to see what it printed, or terminal_send to continue.',
-      json: { delivered: result.delivered, targetPgid: result.targetPgid },
+      text: lines.map((line) => line.text).join(' '),
+      json: { delivered: result.delivered, targetPgid: result.targetPgid, ...hintField(lines) },
     };
   },
 });

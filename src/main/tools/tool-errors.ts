@@ -12,7 +12,10 @@ const NEXT_STEP: Record<TerminalErrorCode, string> = {
   UNKNOWN_SESSION: 'Call terminal_list to see your open sessions, or terminal_open to start a new one.',
   ENGINE_CLOSED: 'The terminal service is shutting down; no further calls will succeed.',
   ENGINE_THREAD_DIED: 'The session is gone; open a new one with terminal_open.',
-  SPAWN_FAILED: 'The shell could not start; check cwd, or try terminal_open again.',
+  // The message may say what the user must install or run (a native module missing, SPEC §11):
+  // a retry fails the same way until they have, so it is not offered as the way out.
+  SPAWN_FAILED:
+    'The shell could not start. If the message names something to install or run, tell the user; terminal_open fails the same way until it is done. Otherwise check cwd and the shell.',
   SPAWN_TIMEOUT: 'The shell did not become ready in time; try terminal_open again.',
   SPAWN_EXITED: 'The shell exited while starting; check cwd, or try terminal_open again.',
   INVALID_CONFIG: '',

@@ -25,8 +25,9 @@ export interface TerminalToolContext {
    */
   signal?: AbortSignal;
   /**
-   * Longest a `terminal_send` waits, in ms: a larger `timeoutMs` is clamped to it, and so is the
-   * engine's default bound (keeps a call below the caller's own request timeout). Default: no clamp.
+   * Longest a `terminal_send` waits, in ms: it travels with the send as its cap (`maxWaitMs`), and the
+   * engine cuts a larger `timeoutMs`, or its own default bound, to it (keeps a call below the caller's
+   * own request timeout). Default: no cap.
    */
   maxWaitMs?: number;
   /** Most terminals this caller may hold at once (an MCP connection's `--max-sessions`); default: no cap. */
