@@ -260,6 +260,8 @@ async function noisyNeighbour(sends, log) {
     });
     // 'close', not 'exit': the child's pipes are closed too, so nothing of it stays open.
     const code = await new Promise((resolve) => child.once('close', resolve));
+    // The child's process handle is released a turn of the loop after 'close'.
+    await new Promise((resolve) => setTimeout(resolve, 0));
     if (code !== 0) throw new Error(`the neighbour host failed (exit ${code}): ${stdout}`);
     const report = JSON.parse(stdout.trim().split('\n').pop());
     for (const [name, condition] of Object.entries(report.conditions)) {
