@@ -415,7 +415,20 @@ describe('the host-exit guard kills a session through its cgroup', () => {
     await until('daemon running', () => processesWith(marker).length > 0, WAIT_MS);
     try {
       await engine.crashThread(session, 'throw');
-      await until('daemon killed with its dead thread', () => processesWith(marker).length === 0, 2_000);
+      // The host declares the session dead only once its guard wrote the cgroup's kill, and that waits
+      // for the thread to be gone (bounded by the engine's own wait): once a call says so, only the
+      // kernel's delivery of the kill is left to wait for. (A call that reaches the thread before it
+      // crashes is still answered.)
+      await until(
+        'the session declared dead',
+        () =>
+          session.status().then(
+            () => false,
+            (error: unknown) => (error as { code?: string }).code === 'ENGINE_THREAD_DIED',
+          ),
+        WAIT_MS,
+      );
+      await until('daemon killed with its dead thread', () => processesWith(marker).length === 0, WAIT_MS);
     } finally {
       killMarked([marker]);
     }

@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { answeredOrDied, raceDeath } from '../dist/main/thread-session.js';
 import {
   commandRunning,
   isAlive,
   isTerminalError,
+  TerminalError,
   testEngine,
   testingEngine,
   ttyOf,
@@ -138,6 +140,25 @@ describe('engine: a dying engine thread', () => {
       await next.close();
     });
   }
+});
+
+describe('engine: crashThread, the test hook', () => {
+  it('settles when the thread is declared dead before its answer is read', async () => {
+    // The thread answers a crash request before it crashes, but the answer comes on the session's
+    // port and the death through the Worker's exit: the host may read the death first. A crash that
+    // happened must not reject the hook then (every other call does reject, raceDeath).
+    const died = (): Promise<never> => Promise.reject(new TerminalError('ENGINE_THREAD_DIED', 'dead'));
+    const unanswered = new Promise<void>(() => undefined);
+    await expect(raceDeath(unanswered, died())).rejects.toMatchObject({ code: 'ENGINE_THREAD_DIED' });
+    await expect(answeredOrDied(unanswered, died())).resolves.toBeUndefined();
+    await expect(
+      answeredOrDied(Promise.resolve(), new Promise<never>(() => undefined)),
+    ).resolves.toBeUndefined();
+    const refused = Promise.reject(new TerminalError('INVALID_ARGUMENT', 'no such fault'));
+    await expect(answeredOrDied(refused, new Promise<never>(() => undefined))).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+  });
 });
 
 describe('host-exit guard', () => {

@@ -29,7 +29,7 @@ import { HeartbeatMonitor, type HeartbeatStall } from './heartbeat-monitor.js';
 import { HostExitGuard } from './host-exit-guard.js';
 import { SerialLock } from './serial-lock.js';
 import { validateSpawnOptions } from './spawn-options.js';
-import { raceDeath, ThreadSession } from './thread-session.js';
+import { answeredOrDied, raceDeath, ThreadSession } from './thread-session.js';
 
 /** Options of {@link createPtyEngine}: the configuration of SPEC §3 plus host-side facilities. */
 export interface EngineOptions extends EngineConfigInput {
@@ -168,7 +168,10 @@ export class Engine implements PtyEngine, EngineInternals {
     return this.closing;
   }
 
-  /** Makes the thread hosting `session` die or wedge; only on an engine with a fault plan. */
+  /**
+   * Makes the thread hosting `session` die or wedge; only on an engine with a fault plan. Resolves once
+   * the thread answered or was declared dead (see `answeredOrDied`).
+   */
   crashThread(session: TerminalSession, kind: ThreadFaultKind): Promise<void> {
     const crash = this.live.get(session.id) === session ? this.crashers.get(session.id) : undefined;
     if (crash === undefined) {
@@ -256,7 +259,7 @@ export class Engine implements PtyEngine, EngineInternals {
     const call = <T>(invoke: () => Promise<T>): Promise<T> => raceDeath(invoke(), death);
     if (this.faults !== undefined) {
       const faults = proxy as unknown as Comlink.Remote<ThreadFaultApi>;
-      this.crashers.set(id, (kind) => call(() => faults.crashThread(kind)));
+      this.crashers.set(id, (kind) => answeredOrDied(faults.crashThread(kind), death));
     }
     const dropPorts = () => {
       control.port1.close();

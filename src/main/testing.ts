@@ -11,7 +11,10 @@ export type { FaultPlan, ThreadDiagnostics, ThreadFaultKind };
 
 /** An engine for the tests: the public engine plus fault injection and thread diagnostics. */
 export interface TestingEngine extends PtyEngine, EngineInternals {
-  /** Makes the engine thread hosting `session` die or wedge (after the call's reply). */
+  /**
+   * Makes the engine thread hosting `session` die or wedge (after the call's reply). Resolves once the
+   * thread answered the request or was declared dead, whichever the host sees first.
+   */
   crashThread(session: TerminalSession, kind: ThreadFaultKind): Promise<void>;
   /** What an engine thread holds now: with `threads: 1`, the thread of every session. */
   threadDiagnostics(): Promise<ThreadDiagnostics>;

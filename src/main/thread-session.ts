@@ -57,6 +57,16 @@ export function raceDeath<T>(call: Promise<T>, death: Promise<never>): Promise<T
   return Promise.race([call, death]);
 }
 
+/**
+ * A call whose purpose is the thread's death (the tests' crash hook): settles once it is answered or
+ * once the thread is declared dead, whichever the host sees first. The thread answers before it
+ * crashes, but the answer comes on the session's port and the death through the Worker's exit, and
+ * the host may read them in either order: with {@link raceDeath}, a crash that worked could reject.
+ */
+export function answeredOrDied(call: Promise<void>, death: Promise<never>): Promise<void> {
+  return Promise.race([call, death.catch(() => undefined)]);
+}
+
 /** Host-side session handle. */
 export class ThreadSession implements TerminalSession {
   readonly id: string;
