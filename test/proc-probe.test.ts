@@ -129,8 +129,12 @@ describe.runIf(process.platform === 'linux')('proc probes', () => {
   });
 
   it('tells alive, zombie and gone apart', async () => {
-    // The child forks `sleep 0`, then execs into sleep, which never reaps: a zombie.
-    const parent = bashChild('sleep 0 & exec sleep 30');
+    // The child forks a subshell, then execs into sleep, which never reaps: a zombie. The subshell
+    // exits only once its parent runs sleep (`$$` is the parent's pid in a subshell): one that ended
+    // before the exec was reaped by bash, and no zombie came (the wait timed out under load).
+    const parent = bashChild(
+      '( until read -r comm < /proc/$$/comm && [ "$comm" = sleep ]; do :; done ) & exec sleep 30',
+    );
     const zombie = await until('a zombie child', () =>
       descendantsOf(parent.pid!).find((stat) => stat.state === 'Z'),
     );
