@@ -50,7 +50,7 @@ export interface SessionLaunchSpec {
   faults?: FaultPlan;
 }
 
-/** Deliberate failures, enabled only by tests through the internal test entry (src/main/testing.ts). */
+/** Deliberate failures, enabled only by tests through the internal test entry (src/main/engine/testing.ts). */
 export interface FaultPlan {
   /** Number of teardown attempts whose kills are swallowed (so verification fails). */
   failTeardowns?: number;
