@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { parseCliArgs } from '../../../../src/main/cli/args.js';
+import { parseCliArgs } from '../../../../dist/main/cli/args.js';
 
 const BIN = new URL('../../../../dist/main/cli/bin.js', import.meta.url).pathname;
 const VERSION = JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8'))

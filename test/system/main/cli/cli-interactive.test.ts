@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type IPty, spawn } from 'node-pty';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseInputLine } from '../../../../src/main/cli/input-line.js';
+import { parseInputLine } from '../../../../dist/main/cli/input-line.js';
 
 const BIN = new URL('../../../../dist/main/cli/bin.js', import.meta.url).pathname;
 

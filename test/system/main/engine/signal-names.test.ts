@@ -14,7 +14,7 @@ import {
   type SignalName,
   type TerminalSession,
 } from '../../../../dist/main/index.js';
-import { SIGNAL_NAMES } from '../../../../src/shared/signals.js';
+import { SIGNAL_NAMES } from '../../../../dist/shared/signals.js';
 import { commandRunning, testEngine } from '../../../support/engine.js';
 import { createFakeHost, type FakeHost } from '../../../support/fake-host.js';
 import type { FakeSession } from '../../../support/fake-pty-engine.js';

@@ -11,8 +11,8 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseCliArgs } from '../../../../src/main/cli/args.js';
-import { parseMcpOptions } from '../../../../src/main/mcp/options.js';
+import { parseCliArgs } from '../../../../dist/main/cli/args.js';
+import { parseMcpOptions } from '../../../../dist/main/mcp/options.js';
 import { bwrapIt } from '../../../support/bwrap.js';
 
 const BIN = new URL('../../../../dist/main/cli/bin.js', import.meta.url).pathname;

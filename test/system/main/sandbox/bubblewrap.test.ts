@@ -20,9 +20,9 @@ import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import * as pty from 'node-pty';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createBubblewrapSandbox } from '../../../../src/main/sandbox/bubblewrap.js';
-import { isTerminalError } from '../../../../src/shared/errors.js';
-import type { SandboxPolicy } from '../../../../src/shared/sandbox.js';
+import { createBubblewrapSandbox } from '../../../../dist/main/sandbox/bubblewrap.js';
+import { isTerminalError } from '../../../../dist/shared/errors.js';
+import type { SandboxPolicy } from '../../../../dist/shared/sandbox.js';
 import { bwrapIt } from '../../../support/bwrap.js';
 import { hostPidOf, liveTree } from '../../../support/namespace.js';
 

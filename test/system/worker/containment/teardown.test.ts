@@ -8,16 +8,16 @@ import { type ChildProcess, spawn as spawnChild } from 'node:child_process';
 import fs from 'node:fs';
 import { type IPty, spawn } from 'node-pty';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isTerminalError } from '../../../../src/shared/errors.js';
-import type { ProcessIdentity, ProcStat } from '../../../../src/shared/proc-stat.js';
-import { teardownProcessTree } from '../../../../src/worker/containment/teardown.js';
+import { isTerminalError } from '../../../../dist/shared/errors.js';
+import type { ProcessIdentity, ProcStat } from '../../../../dist/shared/proc-stat.js';
+import { teardownProcessTree } from '../../../../dist/worker/containment/teardown.js';
 import {
   descendantsOf,
   identityOf,
   isAlive,
   processesInSession,
   readProcStat,
-} from '../../../../src/worker/proc/proc-probe.js';
+} from '../../../../dist/worker/proc/proc-probe.js';
 import { until } from '../../../support/until.js';
 
 /** Grace so long that a test finishing well within it proves teardown did not wait it out. */

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import fc from 'fast-check';
 import { type IPty, spawn } from 'node-pty';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseProcStat } from '../../../../src/shared/proc-stat.js';
+import { parseProcStat } from '../../../../dist/shared/proc-stat.js';
 import {
   childrenByScan,
   childrenOf,
@@ -24,7 +24,7 @@ import {
   readProcStat,
   schedSwitches,
   threadIds,
-} from '../../../../src/worker/proc/proc-probe.js';
+} from '../../../../dist/worker/proc/proc-probe.js';
 import { HAS_BWRAP } from '../../../support/bwrap.js';
 import { until } from '../../../support/until.js';
 

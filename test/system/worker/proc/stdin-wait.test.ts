@@ -11,13 +11,13 @@ import {
   isAlive,
   processesInSession,
   readProcStat,
-} from '../../../../src/worker/proc/proc-probe.js';
+} from '../../../../dist/worker/proc/proc-probe.js';
 import {
   type ForegroundSample,
   inspectThreadStdinWait,
   sampleForeground,
   type ThreadWait,
-} from '../../../../src/worker/proc/stdin-wait.js';
+} from '../../../../dist/worker/proc/stdin-wait.js';
 import { until } from '../../../support/until.js';
 
 /** Samples taken to show a negative verdict is stable, not a lucky instant. */

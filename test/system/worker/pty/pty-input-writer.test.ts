@@ -5,7 +5,7 @@
  */
 import { type IPty, spawn } from 'node-pty';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PtyInputWriter } from '../../../../src/worker/pty/pty-input-writer.js';
+import { PtyInputWriter } from '../../../../dist/worker/pty/pty-input-writer.js';
 import { until } from '../../../support/until.js';
 
 interface Program {

@@ -7,9 +7,9 @@
 import fs from 'node:fs';
 import { type IPty, spawn } from 'node-pty';
 import { afterEach, describe, expect, it } from 'vitest';
-import { descendantsOf, isAlive, processesInSession } from '../../../../src/worker/proc/proc-probe.js';
-import { inspectThreadStdinWait } from '../../../../src/worker/proc/stdin-wait.js';
-import { nodePtyReadStream, PtyOutputDrain } from '../../../../src/worker/pty/pty-output-drain.js';
+import { descendantsOf, isAlive, processesInSession } from '../../../../dist/worker/proc/proc-probe.js';
+import { inspectThreadStdinWait } from '../../../../dist/worker/proc/stdin-wait.js';
+import { nodePtyReadStream, PtyOutputDrain } from '../../../../dist/worker/pty/pty-output-drain.js';
 import { until } from '../../../support/until.js';
 
 /** How long a synchronous wait for the program to block may take before the test fails. */

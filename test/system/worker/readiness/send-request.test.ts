@@ -4,7 +4,7 @@
  * wait, and the foreground named in every result. Real bash and python3.
  */
 import { describe, expect, it } from 'vitest';
-import { compileWaitPattern } from '../../../../src/worker/readiness/wait-pattern.js';
+import { compileWaitPattern } from '../../../../dist/worker/readiness/wait-pattern.js';
 import { testEngine } from '../../../support/engine.js';
 
 const lines = (text: string) => text.split('\n');

@@ -7,8 +7,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ThreadWait } from '../../../../src/worker/proc/stdin-wait.js';
-import { zshDialect } from '../../../../src/worker/shell/zsh.js';
+import type { ThreadWait } from '../../../../dist/worker/proc/stdin-wait.js';
+import { zshDialect } from '../../../../dist/worker/shell/zsh.js';
 import { type TerminalSendResult, type TerminalSession, testEngine } from '../../../support/engine.js';
 
 const lines = (text: string) => text.split('\n');

@@ -1,7 +1,7 @@
 // The id of a skipped oversized line is found only where it is the request's own: a top-level member
 // before the first large value, or the top-level object's last member — never an "id" in the params.
 import { describe, expect, it } from 'vitest';
-import { findRequestId } from '../../../../dist/main/mcp/request-id-scan.js';
+import { findRequestId } from '../../../../src/main/mcp/request-id-scan.js';
 
 /** The cut-off middle of a skipped line: what neither end search may look into. */
 const CUT = 'xxxx';
