@@ -33,6 +33,7 @@ import type {
 import { type CgroupHome, JOIN_FAILED_EXIT_CODE, type SessionCgroup } from './containment/cgroup.js';
 import { buildShellEnvironment, SESSION_TERM } from './containment/environment.js';
 import { teardownProcessTree } from './containment/teardown.js';
+import { TeardownFaults } from './containment/teardown-faults.js';
 import { LineFeeds } from './output/line-feeds.js';
 import { LineRing } from './output/line-ring.js';
 import { LineTextKind, lineTextKind } from './output/line-text.js';
@@ -56,7 +57,6 @@ import { ReplyGate } from './replies/reply-gate.js';
 import { TerminalReplier } from './replies/terminal-replier.js';
 import { dialectNamed } from './shell/registry.js';
 import type { ShellDialect, ShellInstallation, StartupPhase } from './shell/shell-dialect.js';
-import { TeardownFaults } from './thread/fault-injection.js';
 
 /** How long close waits for node-pty's exit event after the tree is gone (it follows the socket close). */
 const EXIT_EVENT_WAIT_MS = 2_000;

@@ -17,8 +17,8 @@ import type { SessionOutcome } from '../../shared/types.js';
 import { prepareCgroupHome } from '../containment/cgroup.js';
 import { LiveOutputPublisher } from '../output/live-output.js';
 import { SessionCore } from '../session.js';
-import { threadFaultApi } from './fault-injection.js';
 import { beatOn } from './heartbeat.js';
+import { threadFaultApi } from './thread-faults.js';
 
 installErrorTransfer();
 

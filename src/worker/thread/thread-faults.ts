@@ -1,31 +1,13 @@
 /**
- * Deliberate failures, for the tests only: reached through the internal test entry
- * (`agent-pty/internal/testing`), which sets a session's `FaultPlan`. A session without a plan never
- * gets here.
+ * Deliberate deaths of an engine thread, for the tests only: the control-plane call a session task
+ * adds when its engine was created through the internal test entry (`agent-pty/internal/testing`),
+ * which throws, exits, wedges or exhausts the heap of the thread. An engine without fault injection
+ * never gets here. A session's failed teardowns are containment/teardown-faults.ts.
  */
-import type { FaultPlan, ThreadFaultApi, ThreadFaultKind } from '../../shared/protocol.js';
+import type { ThreadFaultApi, ThreadFaultKind } from '../../shared/protocol.js';
 
 /** Elements per allocation of the 'oom' fault: 512 KiB steps reach a small heap limit in moments. */
 const OOM_STEP_ELEMENTS = 64 * 1024;
-
-/** A kill function as `teardownProcessTree` takes it. */
-type Kill = (pid: number, signal: NodeJS.Signals) => void;
-
-/** The faults of one session's teardowns. */
-export class TeardownFaults {
-  private failuresLeft: number;
-
-  constructor(plan: FaultPlan) {
-    this.failuresLeft = plan.failTeardowns ?? 0;
-  }
-
-  /** For the next teardown attempt: a kill that swallows every signal while failures are planned, else undefined. */
-  nextKill(): Kill | undefined {
-    if (this.failuresLeft <= 0) return undefined;
-    this.failuresLeft--;
-    return () => undefined;
-  }
-}
 
 /** The control-plane calls a session task adds when its engine was created with fault injection. */
 export function threadFaultApi(): ThreadFaultApi {
