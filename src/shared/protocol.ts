@@ -174,3 +174,10 @@ export type LiveOutputMessage = { type: 'ring'; buffer: SharedArrayBuffer } | { 
 export interface LiveOutputResume {
   type: 'resume';
 }
+
+/**
+ * Settled sends a session keeps answering for, so an `awaitSend`/`readSendOutput` (or a world's
+ * `readOutput()`) right after the settle still finds its send. The engine thread's session and a
+ * world's server keep the same number.
+ */
+export const SETTLED_SENDS_KEPT = 4;

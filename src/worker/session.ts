@@ -14,6 +14,7 @@ import { encodeKeys, refuseSignallingInput, validateKeys } from '../shared/keys.
 import { DisposableOwner } from '../shared/lifecycle.js';
 import type { ProcessIdentity } from '../shared/proc-stat.js';
 import type { LaunchInfo, SendSpec, SessionLaunchSpec, ShellPlan } from '../shared/protocol.js';
+import { SETTLED_SENDS_KEPT } from '../shared/protocol.js';
 import { assertSignalName } from '../shared/signals.js';
 import { assertTerminalSize } from '../shared/terminal-size.js';
 import type {
@@ -71,8 +72,6 @@ const PROCESS_SLICE_CHARS = 4 * 1024;
 const MAX_UNPROCESSED_OUTPUT_CHARS = 1024 * 1024;
 /** Reading resumes once the backlog fell to this: enough left to keep the parser busy meanwhile. */
 const RESUME_READING_AT_CHARS = MAX_UNPROCESSED_OUTPUT_CHARS / 4;
-/** Settled sends kept so `awaitSend`/`readSendOutput` can still answer right after the settle. */
-const SETTLED_SENDS_KEPT = 4;
 /** O_CLOEXEC as `/proc/<pid>/fdinfo` prints it (octal `flags:` field): set on the master of the patched fork. */
 const FDINFO_CLOEXEC = 0o2000000;
 /** O_NONBLOCK in the same field: node-pty sets it on the master, and the writer relies on it to write synchronously. */

@@ -30,6 +30,7 @@ import { threadId } from 'node:worker_threads';
 import { engineCgroupName, engineOfCgroupName } from '../../shared/engine-cgroup.js';
 import { TerminalError } from '../../shared/errors.js';
 import { identityOf, isAlive } from '../proc/proc-probe.js';
+import { DEATH_POLL_MS } from './teardown.js';
 
 /** statfs(2) magic of a cgroup v2 filesystem: the home must be one before anything is written there. */
 const CGROUP2_SUPER_MAGIC = 0x63677270;
@@ -47,8 +48,6 @@ export const JOIN_FAILED_EXIT_CODE = 125;
 const LAUNCHER_SCRIPT = `echo 0 > "$1" || exit ${JOIN_FAILED_EXIT_CODE}; shift; exec "$@"`;
 /** `$0` of the launcher, as `ps` shows it for the instant before the exec. */
 const LAUNCHER_NAME = 'agent-pty-launch';
-/** Longest poll period while waiting for a killed cgroup to empty; polls start at 1 ms and double. */
-const POLL_MS = 5;
 /** Bound on a killed cgroup emptying: longer means a process stuck in uninterruptible sleep (D). */
 const CGROUP_EMPTY_TIMEOUT_MS = 2_000;
 /** Attempts at creating a child cgroup while another thread may remove an empty engine directory. */
@@ -264,7 +263,7 @@ async function killCgroup(dir: string, timeoutMs: number): Promise<void> {
       );
     }
     await delay(period);
-    period = Math.min(period * 2, POLL_MS);
+    period = Math.min(period * 2, DEATH_POLL_MS); // polls start at 1 ms and double
   }
 }
 

@@ -72,8 +72,11 @@ export interface TeardownReport {
   elapsedMs: number;
 }
 
-/** Poll period while waiting for deaths: short, because the normal close must take well under 200 ms. */
-const POLL_MS = 5;
+/**
+ * Poll period while waiting for deaths: short, because the normal close must take well under 200 ms.
+ * Also the longest period of cgroup.ts's wait for a killed cgroup to empty.
+ */
+export const DEATH_POLL_MS = 5;
 /** Bound on waiting for the root to stop after SIGSTOP (normally tens of µs). */
 const FREEZE_WAIT_MS = 100;
 /** SIGKILL takes effect within ms unless a process is stuck in uninterruptible sleep (D): then fail. */
@@ -237,7 +240,7 @@ async function killSurvivors(
     for (const stat of alive) {
       if (signals.send(identityFromStat(stat), 'SIGKILL')) killed.add(identityKey(stat));
     }
-    await delay(POLL_MS);
+    await delay(DEATH_POLL_MS);
   }
 }
 
@@ -257,7 +260,7 @@ async function stopRoot(
 }
 
 /** Polls `done` every `periodMs` until it holds (true) or `timeoutMs` passed (false). */
-async function pollUntil(done: () => boolean, timeoutMs: number, periodMs = POLL_MS): Promise<boolean> {
+async function pollUntil(done: () => boolean, timeoutMs: number, periodMs = DEATH_POLL_MS): Promise<boolean> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     if (done()) return true;

@@ -5,9 +5,7 @@
  */
 import { RE2JS } from 're2js';
 import { TerminalError } from '../../shared/errors.js';
-
-/** Longest accepted `waitFor` expression: a pattern is a few words, not a program. */
-export const MAX_WAIT_PATTERN_CHARS = 4_096;
+import { MAX_WAIT_PATTERN_CHARS } from '../../shared/input-limit.js';
 
 /** A compiled `waitFor` expression. */
 export interface WaitPattern {
