@@ -653,10 +653,8 @@ export class SessionCore extends DisposableOwner {
    * a turn of the event loop after each, so that reading and processing alternate. This matters for
    * throughput more than per-batch savings do. The line discipline hands over at most 4 KiB per read,
    * and at flood rates that buffer fills again in about 60 µs. A reader that lets it fill makes the
-   * kernel restart its flush work on every read, which costs more than processing the output. Measured
-   * on a 100 MB `cat`: gathering reads for 2 ms and processing them in 32 KiB slices put ~0.3 s more
-   * system time on the reading thread than this does, and throughput was ~0.8 of raw node-pty
-   * instead of ~0.95 (bench/README.md).
+   * kernel restart its flush work on every read, which costs more than processing the output
+   * (bench/README.md, "What sets flood throughput": the reader must not lag).
    */
   private readonly processOutput = (): void => {
     this.outputScheduled = false;

@@ -2,14 +2,12 @@
  * CRLF → LF for live output, on the engine thread as a batch is published into the live ring
  * (live-output.ts, live-ring.ts): subscribers get LF line ends, and the host only decodes.
  *
- * A flood's batches are ~700 lines per 64 KiB, and every string method V8 offers does per-match work: a
- * global regex replace (or `replaceAll`, or split + join) costs 85–165 ms per 100 MiB, measured on
- * fresh strings (V8 caches regex results per subject string, so repeating one string measures far
- * less). Here the batch is copied into WebAssembly memory as UTF-8 and compacted with SIMD: 16 bytes
- * are stored per step, and a step that holds a CRLF stores only up to the CR and resumes at the LF.
- * CR and LF never occur inside a multi-byte character, so removing bytes there keeps the text valid.
- * About 10 ms per 100 MiB, copies included. A batch too large for the window, and machines without
- * WebAssembly SIMD, take the regex.
+ * A flood's batches are ~700 lines per 64 KiB, and every string method V8 offers does per-match work
+ * (a global regex replace, `replaceAll`, split + join; bench/README.md, "What sets flood throughput").
+ * Here the batch is copied into WebAssembly memory as UTF-8 and compacted with SIMD: 16 bytes are
+ * stored per step, and a step that holds a CRLF stores only up to the CR and resumes at the LF. CR and
+ * LF never occur inside a multi-byte character, so removing bytes there keeps the text valid. A batch
+ * too large for the window, and machines without WebAssembly SIMD, take the regex.
  */
 import { instantiate, moduleBytes, splat, uleb128 } from './wasm-function.js';
 

@@ -133,8 +133,8 @@ function isPrintableAscii(code: number): boolean {
 
 /**
  * Ground: what ends a plain run — C0 except TAB and LF, DEL, C1, and a CR not followed by LF (CRLF is
- * part of a run). One scan finds it: measured on 100 MB of CRLF log lines, this alternation is ~1.4x
- * faster than a class scan that stops at every CR, and far faster than two scans or a code-unit loop.
+ * part of a run). One scan finds it: this alternation is faster than a class scan that stops at every CR,
+ * and far faster than two scans or a code-unit loop (bench/README.md, "Other notes").
  * These regexes are shared by all instances; each use sets `lastIndex` and reads it back before any
  * sink call, so sharing is safe.
  */

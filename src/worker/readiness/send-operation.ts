@@ -717,8 +717,8 @@ export class SendOperation extends DisposableOwner {
     // A prompt is drained as well, before it settles at once: its marker and PS1 are the last thing the
     // shell printed before it blocked only if nothing followed. The shell may have gone on to read part
     // of the input (the kernel can hand a line over without its `\r`), echo it and block for the rest;
-    // that echo, still in the kernel, voids the prompt once it is read. (CI once settled a send on the
-    // prompt before its own command this way, with that prompt's exit code.)
+    // that echo, still in the kernel, voids the prompt once it is read; settling on it would answer
+    // with the exit code of the command before.
     const drains = verdict.kind === 'stdin_wait' ? !this.inputMayBePending : !needsConfirm;
     const drained: DrainOutcome = drains ? this.env.drainOutput() : 'unavailable';
     if (!needsConfirm && drained === 'read') {
