@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
+const TEST = fileURLToPath(new URL('..', import.meta.url));
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -242,4 +243,20 @@ describe('architecture', () => {
       expect(violations, 'front ends reach sessions only through ctx.pty or the engine API').toEqual([]);
     });
   }
+
+  it('keeps the test projects apart: unit tests start no process and import src/, system tests import dist/', () => {
+    const misplaced: string[] = [];
+    for (const file of sourceFiles(join(TEST, 'unit'))) {
+      for (const spec of importsOf(file)) {
+        if (/(^|\/)dist\/|^node-pty$|^node:child_process$|support\/engine\.js$/.test(spec))
+          misplaced.push(`${relative(TEST, file)} imports ${spec}`);
+      }
+    }
+    for (const file of sourceFiles(join(TEST, 'system'))) {
+      for (const spec of importsOf(file)) {
+        if (/(^|\/)src\//.test(spec)) misplaced.push(`${relative(TEST, file)} imports ${spec}`);
+      }
+    }
+    expect(misplaced).toEqual([]);
+  });
 });
