@@ -1,7 +1,9 @@
 /**
  * Global setup of the system project: its tests drive the compiled package in `dist/`, so a run after
  * an edit of `src/` without a build would silently test the old code. It refuses to start when any
- * module of `src/` has no compiled file in `dist/` or one older than its source.
+ * module of `src/` has no compiled file in `dist/` or one older than its source, and when `dist/` holds
+ * a compiled module whose source is gone (moved or deleted: a test or fixture still naming the old
+ * path would pass against the leftover; `tsc` never removes it).
  */
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -9,19 +11,19 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** Every `.ts` file under `dir`, as paths relative to `base`. */
-function typescriptFiles(dir: string, base: string): string[] {
+/** Every file under `dir` whose name ends with `suffix`, as paths relative to `base`. */
+function filesEndingWith(suffix: string, dir: string, base: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return typescriptFiles(full, base);
-    return entry.name.endsWith('.ts') ? [path.relative(base, full)] : [];
+    if (entry.isDirectory()) return filesEndingWith(suffix, full, base);
+    return entry.name.endsWith(suffix) ? [path.relative(base, full)] : [];
   });
 }
 
 /** The modules of src/ whose compiled file in dist/ is missing or older than the source. */
 export function staleModules(root: string = ROOT): string[] {
   const src = path.join(root, 'src');
-  return typescriptFiles(src, src).filter((module) => {
+  return filesEndingWith('.ts', src, src).filter((module) => {
     const compiled = path.join(root, 'dist', module.replace(/\.ts$/, '.js'));
     let builtAt: number;
     try {
@@ -33,13 +35,45 @@ export function staleModules(root: string = ROOT): string[] {
   });
 }
 
+/** The compiled modules in dist/ whose source in src/ no longer exists. */
+export function orphanedModules(root: string = ROOT): string[] {
+  const dist = path.join(root, 'dist');
+  let compiled: string[];
+  try {
+    compiled = filesEndingWith('.js', dist, dist);
+  } catch {
+    return []; // no dist/ at all: staleModules reports every module
+  }
+  return compiled.filter((module) => {
+    try {
+      statSync(path.join(root, 'src', module.replace(/\.js$/, '.ts')));
+      return false;
+    } catch {
+      return true;
+    }
+  });
+}
+
+/** The first few of `modules` under `folder`, for a message. */
+function listed(folder: string, modules: string[]): string {
+  const shown = modules.slice(0, 5).map((module) => `${folder}/${module}`);
+  const more = modules.length > shown.length ? ` and ${modules.length - shown.length} more` : '';
+  return `${shown.join(', ')}${more}`;
+}
+
 export default function refuseStaleBuild(): void {
   const stale = staleModules();
-  if (stale.length === 0) return;
-  const shown = stale.slice(0, 5).map((module) => `src/${module}`);
-  const more = stale.length > shown.length ? ` and ${stale.length - shown.length} more` : '';
-  throw new Error(
-    `dist/ is older than src/ (${shown.join(', ')}${more}): the system tests run the compiled package, ` +
-      'so run `npm run build` first (`npm test` builds before it tests).',
-  );
+  if (stale.length > 0) {
+    throw new Error(
+      `dist/ is older than src/ (${listed('src', stale)}): the system tests run the compiled package, ` +
+        'so run `npm run build` first (`npm test` builds before it tests).',
+    );
+  }
+  const orphaned = orphanedModules();
+  if (orphaned.length > 0) {
+    throw new Error(
+      `dist/ holds modules whose source is gone (${listed('dist', orphaned)}): a test naming an old path ` +
+        'would pass against them, so rebuild from scratch (`rm -rf dist && npm run build`).',
+    );
+  }
 }
