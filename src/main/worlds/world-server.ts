@@ -9,6 +9,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { describeError, TerminalError } from '../../shared/errors.js';
+import { SETTLED_SENDS_KEPT } from '../../shared/protocol.js';
 import type { PtyEngine, SendOperation, SpawnOptions, TerminalSession } from '../../shared/types.js';
 import {
   type ClientFrame,
@@ -22,9 +23,6 @@ import {
 } from '../../shared/world-protocol.js';
 import { LiveOutputSender } from './live-output-flow.js';
 import { WorldLink } from './world-link.js';
-
-/** Settled sends kept per session, so a `readOutput()` right after the settle still finds its send. */
-const SETTLED_SENDS_KEPT = 4;
 
 /** How the server was asked to stop, for its exit status and log line. */
 export interface ServeOutcome {
