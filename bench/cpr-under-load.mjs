@@ -4,7 +4,7 @@
  * two other sessions flood on the engine's two threads. Every send must settle only once the shell has
  * read its reply and printed it. A send that settles `stdin_read` without the reply in its viewport was
  * judged "waiting for input" while our own reply was still on its way to the reader (see
- * REPLY_GRACE_MS in src/worker/send-operation.ts). Before that grace: 34 of 25 004 sends in 90 s here.
+ * REPLY_GRACE_MS in src/worker/readiness/send-operation.ts). Before that grace: 34 of 25 004 sends in 90 s here.
  *
  *   npm run build && node bench/cpr-under-load.mjs [seconds=60]
  */

@@ -19,7 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { createPtyEngine } from '../dist/main/index.js';
 import { detectCgroupLayout } from '../dist/shared/cgroup-hierarchy.js';
-import { launcherArgv } from '../dist/worker/cgroup-launcher.js';
+import { launcherArgv } from '../dist/worker/containment/cgroup-launcher.js';
 import { ensureLogFile } from './lib/data-file.mjs';
 import { metric } from './lib/metric.mjs';
 import { createOuterCgroup } from './lib/outer-cgroup.mjs';

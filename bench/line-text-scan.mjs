@@ -6,7 +6,7 @@
  *   npm run build && node bench/line-text-scan.mjs
  */
 import { readFileSync } from 'node:fs';
-import { lineTextKind, lineTextKindByRegex } from '../dist/worker/line-text.js';
+import { lineTextKind, lineTextKindByRegex } from '../dist/worker/output/line-text.js';
 import { ensureLogFile } from './lib/data-file.mjs';
 
 /** About one pty read during a flood, in characters. */

@@ -1,8 +1,8 @@
 // Cost of reading a pty master's termios local flags (readTerminalLocalFlags: one tcgetattr through
 // agent-pty's pty addon), the check SPEC §13's watcher makes. Prints the mean per call over N calls
 // against a live bash; needs the build (npm run build). Usage: node bench/local-flags.mjs [N]
-import { ptyBinding } from '../dist/worker/pty-binding.js';
-import { readTerminalLocalFlags } from '../dist/worker/terminal-local-flags.js';
+import { ptyBinding } from '../dist/worker/pty/pty-binding.js';
+import { readTerminalLocalFlags } from '../dist/worker/pty/terminal-local-flags.js';
 
 const calls = Number(process.argv[2] ?? 200_000);
 const term = ptyBinding().nodePty.spawn('/bin/bash', ['--noprofile', '--norc', '-i'], { env: { PS1: '$ ' } });

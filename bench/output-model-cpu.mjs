@@ -7,11 +7,11 @@
  *
  *   node bench/output-model-cpu.mjs
  */
-import { LineFeeds } from '../dist/worker/line-feeds.js';
-import { LineRing } from '../dist/worker/line-ring.js';
-import { LineTextKind, lineTextKind } from '../dist/worker/line-text.js';
-import { OutputModel } from '../dist/worker/output-model.js';
-import { OutputSanitizer, withoutStyles } from '../dist/worker/sanitizer.js';
+import { LineFeeds } from '../dist/worker/output/line-feeds.js';
+import { LineRing } from '../dist/worker/output/line-ring.js';
+import { LineTextKind, lineTextKind } from '../dist/worker/output/line-text.js';
+import { OutputModel } from '../dist/worker/output/output-model.js';
+import { OutputSanitizer, withoutStyles } from '../dist/worker/output/sanitizer.js';
 
 const READ_CHARS = 4_096;
 const TOTAL_CHARS = 24 * 2 ** 20;

@@ -13,12 +13,12 @@ import { readFileSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { LiveRingReader } from '../dist/shared/live-ring.js';
-import { LineFeeds } from '../dist/worker/line-feeds.js';
-import { LineRing } from '../dist/worker/line-ring.js';
-import { LineTextKind, lineTextKind } from '../dist/worker/line-text.js';
-import { LiveOutputPublisher } from '../dist/worker/live-output.js';
-import { OutputSanitizer, withoutStyles } from '../dist/worker/sanitizer.js';
-import { TerminalReplier } from '../dist/worker/terminal-replier.js';
+import { LineFeeds } from '../dist/worker/output/line-feeds.js';
+import { LineRing } from '../dist/worker/output/line-ring.js';
+import { LineTextKind, lineTextKind } from '../dist/worker/output/line-text.js';
+import { LiveOutputPublisher } from '../dist/worker/output/live-output.js';
+import { OutputSanitizer, withoutStyles } from '../dist/worker/output/sanitizer.js';
+import { TerminalReplier } from '../dist/worker/replies/terminal-replier.js';
 import { ensureLogFile } from './lib/data-file.mjs';
 
 /** About one pty read during a flood, in bytes. */

@@ -5,7 +5,7 @@
  * something: `read -p`, the continuation prompt of an unterminated quote, `printf …; read x`, and
  * lines sent to a python3 REPL. Each result must settle `stdin_read` and end with what the program
  * printed before it blocked. That output can still be in the kernel's pty buffers when the program is
- * first seen blocked; the send proves it read by draining the pty (src/worker/pty-output-drain.ts).
+ * first seen blocked; the send proves it read by draining the pty (src/worker/pty/pty-output-drain.ts).
  *
  * `--without-drain` replaces the drain by one that claims "empty" without reading, to show what the
  * check catches when the proof is weakened (the confirm then comes one event-loop turn later only).

@@ -7,7 +7,7 @@
  * - the README's engine example runs as written (`import { createPtyEngine } from 'agent-pty'`);
  * - `npx agent-pty --version`; `npx agent-pty mcp` answers initialize and tools/list over stdio and
  *   runs a command in a terminal it opens;
- * - the walls hold in the installed copy: test/descriptors.test.ts and test/pty-exit-callback.test.ts
+ * - the walls hold in the installed copy: test/system/worker/pty/descriptors.test.ts and test/system/worker/pty/pty-exit-callback.test.ts
  *   run against it (AGENT_PTY_UNDER_TEST, test/support/package-under-test.ts);
  * - `npm install -g --prefix DIR` gives a working `agent-pty`;
  * - installed with `--ignore-scripts`, opening a terminal fails with SPAWN_FAILED saying what to do.
@@ -181,11 +181,22 @@ async function main() {
   await checkMcp('npx agent-pty mcp', 'npx', ['agent-pty', 'mcp'], project);
 
   // The walls, tested where the package landed (the test files and vitest come from this repository).
-  run('npx', ['vitest', 'run', 'test/descriptors.test.ts', 'test/pty-exit-callback.test.ts'], {
-    cwd: REPO,
-    env: { ...process.env, AGENT_PTY_UNDER_TEST: installed },
-  });
-  pass('test/descriptors.test.ts and test/pty-exit-callback.test.ts passed against the installed copy');
+  run(
+    'npx',
+    [
+      'vitest',
+      'run',
+      'test/system/worker/pty/descriptors.test.ts',
+      'test/system/worker/pty/pty-exit-callback.test.ts',
+    ],
+    {
+      cwd: REPO,
+      env: { ...process.env, AGENT_PTY_UNDER_TEST: installed },
+    },
+  );
+  pass(
+    'test/system/worker/pty/descriptors.test.ts and test/system/worker/pty/pty-exit-callback.test.ts passed against the installed copy',
+  );
 
   const globalPrefix = path.join(work, 'global');
   const globalSeconds = install(work, tarball, ['-g', '--prefix', globalPrefix]);

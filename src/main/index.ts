@@ -17,7 +17,7 @@ export type * from '../shared/types.js';
 export { SANDBOX_MODES } from '../shared/types.js';
 
 // The engine.
-export { createPtyEngine, type EngineInternals, type EngineOptions } from './engine.js';
+export { createPtyEngine, type EngineInternals, type EngineOptions } from './engine/engine.js';
 // The harness: plugin host, services, plugins.
 export { createHost, type Host } from './harness/host.js';
 export { createLocalHost, type LocalHostOptions, ptyLocalPlugin } from './harness/local-host.js';

@@ -1,7 +1,7 @@
 /**
  * The shell dialects the engine speaks (SPEC §8), as one list: the config schema, spawn validation, the
  * `terminal_open` schema and `agent-pty mcp --shell` all accept exactly these. Each name has one file in
- * `src/worker/dialects/`.
+ * `src/worker/shell/`.
  */
 
 /** Every dialect name, the default first. */

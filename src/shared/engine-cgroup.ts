@@ -1,7 +1,7 @@
 /**
  * The name of an engine process's cgroup directory, `agent-pty.<pid>.<starttime>`: the engine threads
- * create it (src/worker/cgroup.ts), a successor's sweep parses it to tell whether its owner is dead,
- * and the reaper (src/main/cgroup-reaper.ts) searches for it when its host dies. Pure.
+ * create it (src/worker/containment/cgroup.ts), a successor's sweep parses it to tell whether its owner is dead,
+ * and the reaper (src/main/engine/cgroup-reaper.ts) searches for it when its host dies. Pure.
  */
 import type { ProcessIdentity } from './proc-stat.js';
 

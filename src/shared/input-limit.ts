@@ -1,8 +1,12 @@
 /**
- * The input cap of one send (SPEC §4.7, config `maxInputBytes`): checked on the host before the call
- * crosses to the engine thread, and again in the engine thread before anything is written.
+ * The input caps of one send (SPEC §4.7): its text (config `maxInputBytes`), checked on the host before
+ * the call crosses to the engine thread and again in the engine thread before anything is written; and
+ * its `waitFor` expression, bounded alike by the engine (wait-pattern.ts) and the terminal_send tool.
  */
 import { TerminalError } from './errors.js';
+
+/** Longest accepted `waitFor` expression: a pattern is a few words, not a program. */
+export const MAX_WAIT_PATTERN_CHARS = 4_096;
 
 /** Throws `INPUT_TOO_LARGE` when `text`, encoded as UTF-8, is longer than `maxBytes`. */
 export function assertInputWithinLimit(text: string, maxBytes: number): void {

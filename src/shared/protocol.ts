@@ -58,7 +58,7 @@ export interface SessionLaunchSpec {
   faults?: FaultPlan;
 }
 
-/** Deliberate failures, enabled only by tests through the internal test entry (src/main/testing.ts). */
+/** Deliberate failures, enabled only by tests through the internal test entry (src/main/engine/testing.ts). */
 export interface FaultPlan {
   /** Number of teardown attempts whose kills are swallowed (so verification fails). */
   failTeardowns?: number;
@@ -187,3 +187,10 @@ export type LiveOutputMessage = { type: 'ring'; buffer: SharedArrayBuffer } | { 
 export interface LiveOutputResume {
   type: 'resume';
 }
+
+/**
+ * Settled sends a session keeps answering for, so an `awaitSend`/`readSendOutput` (or a world's
+ * `readOutput()`) right after the settle still finds its send. The engine thread's session and a
+ * world's server keep the same number.
+ */
+export const SETTLED_SENDS_KEPT = 4;

@@ -13,7 +13,13 @@ import { assertInputWithinLimit } from '../shared/input-limit.js';
 import { encodeKeys, refuseSignallingInput, validateKeys } from '../shared/keys.js';
 import { DisposableOwner } from '../shared/lifecycle.js';
 import type { ProcessIdentity } from '../shared/proc-stat.js';
-import type { LaunchInfo, SendSpec, SessionLaunchSpec, ShellPlan } from '../shared/protocol.js';
+import {
+  type LaunchInfo,
+  SETTLED_SENDS_KEPT,
+  type SendSpec,
+  type SessionLaunchSpec,
+  type ShellPlan,
+} from '../shared/protocol.js';
 import { unenforcedLimits } from '../shared/session-limits.js';
 import { assertSignalName } from '../shared/signals.js';
 import { assertTerminalSize } from '../shared/terminal-size.js';
@@ -32,34 +38,34 @@ import type {
   TerminalSendResult,
   TerminalSize,
 } from '../shared/types.js';
-import { JOIN_FAILED_EXIT_CODE, launcherArgv } from './cgroup-launcher.js';
-import { dialectNamed } from './dialects/registry.js';
-import type { ShellDialect, ShellInstallation, StartupPhase } from './dialects/shell-dialect.js';
-import { buildShellEnvironment, SESSION_TERM } from './environment.js';
-import { TeardownFaults } from './fault-injection.js';
-import { verifiedForegroundGroup } from './foreground-group.js';
-import { LineFeeds } from './line-feeds.js';
-import { LineRing } from './line-ring.js';
-import { LineTextKind, lineTextKind } from './line-text.js';
-import type { LiveOutputPublisher } from './live-output.js';
-import { OutputModel } from './output-model.js';
-import { type OutputMark, OutputWindow } from './output-window.js';
-import { findByNamespacePid, identityOf, readProcStat } from './proc-probe.js';
-import { createNonce, parseOwnedMarker } from './prompt-marker.js';
-import { type PromptCandidate, PromptTracker } from './prompt-tracker.js';
-import { ptyBinding } from './pty-binding.js';
-import { PtyInputWriter, type WriteOutcome } from './pty-input-writer.js';
-import { type DrainOutcome, nodePtyReadStream, PtyOutputDrain } from './pty-output-drain.js';
-import type { ShellIdentity } from './readiness.js';
-import { ReplyGate } from './reply-gate.js';
-import { OutputSanitizer, type SanitizerSink } from './sanitizer.js';
-import { type SendContext, SendOperation } from './send-operation.js';
-import { NOTHING_TO_WRITE, planSend } from './send-request.js';
-import type { CgroupPlacement, SessionCgroups } from './session-cgroups.js';
-import { type ForegroundSample, sampleForeground, type ThreadWait } from './stdin-wait.js';
-import { waitSyscallTable } from './syscall-table.js';
-import { teardownProcessTree } from './teardown.js';
-import { TerminalReplier } from './terminal-replier.js';
+import { JOIN_FAILED_EXIT_CODE, launcherArgv } from './containment/cgroup-launcher.js';
+import { buildShellEnvironment, SESSION_TERM } from './containment/environment.js';
+import type { CgroupPlacement, SessionCgroups } from './containment/session-cgroups.js';
+import { teardownProcessTree } from './containment/teardown.js';
+import { TeardownFaults } from './containment/teardown-faults.js';
+import { LineFeeds } from './output/line-feeds.js';
+import { LineRing } from './output/line-ring.js';
+import { LineTextKind, lineTextKind } from './output/line-text.js';
+import type { LiveOutputPublisher } from './output/live-output.js';
+import { OutputModel } from './output/output-model.js';
+import { type OutputMark, OutputWindow } from './output/output-window.js';
+import { OutputSanitizer, type SanitizerSink } from './output/sanitizer.js';
+import { verifiedForegroundGroup } from './proc/foreground-group.js';
+import { findByNamespacePid, identityOf, readProcStat } from './proc/proc-probe.js';
+import { type ForegroundSample, sampleForeground, type ThreadWait } from './proc/stdin-wait.js';
+import { waitSyscallTable } from './proc/syscall-table.js';
+import { ptyBinding } from './pty/pty-binding.js';
+import { PtyInputWriter, type WriteOutcome } from './pty/pty-input-writer.js';
+import { type DrainOutcome, nodePtyReadStream, PtyOutputDrain } from './pty/pty-output-drain.js';
+import { createNonce, parseOwnedMarker } from './readiness/prompt-marker.js';
+import { type PromptCandidate, PromptTracker } from './readiness/prompt-tracker.js';
+import type { ShellIdentity } from './readiness/readiness.js';
+import { type SendContext, SendOperation } from './readiness/send-operation.js';
+import { NOTHING_TO_WRITE, planSend } from './readiness/send-request.js';
+import { ReplyGate } from './replies/reply-gate.js';
+import { TerminalReplier } from './replies/terminal-replier.js';
+import { dialectNamed } from './shell/registry.js';
+import type { ShellDialect, ShellInstallation, StartupPhase } from './shell/shell-dialect.js';
 
 /** How long close waits for node-pty's exit event after the tree is gone (it follows the socket close). */
 const EXIT_EVENT_WAIT_MS = 2_000;
@@ -74,8 +80,6 @@ const PROCESS_SLICE_CHARS = 4 * 1024;
 const MAX_UNPROCESSED_OUTPUT_CHARS = 1024 * 1024;
 /** Reading resumes once the backlog fell to this: enough left to keep the parser busy meanwhile. */
 const RESUME_READING_AT_CHARS = MAX_UNPROCESSED_OUTPUT_CHARS / 4;
-/** Settled sends kept so `awaitSend`/`readSendOutput` can still answer right after the settle. */
-const SETTLED_SENDS_KEPT = 4;
 /** O_CLOEXEC as `/proc/<pid>/fdinfo` prints it (octal `flags:` field): set on the master of the patched fork. */
 const FDINFO_CLOEXEC = 0o2000000;
 /** O_NONBLOCK in the same field: node-pty sets it on the master, and the writer relies on it to write synchronously. */
@@ -695,10 +699,8 @@ export class SessionCore extends DisposableOwner {
    * a turn of the event loop after each, so that reading and processing alternate. This matters for
    * throughput more than per-batch savings do. The line discipline hands over at most 4 KiB per read,
    * and at flood rates that buffer fills again in about 60 µs. A reader that lets it fill makes the
-   * kernel restart its flush work on every read, which costs more than processing the output. Measured
-   * on a 100 MB `cat`: gathering reads for 2 ms and processing them in 32 KiB slices put ~0.3 s more
-   * system time on the reading thread than this does, and throughput was ~0.8 of raw node-pty
-   * instead of ~0.95 (bench/README.md).
+   * kernel restart its flush work on every read, which costs more than processing the output
+   * (bench/README.md, "What sets flood throughput": the reader must not lag).
    */
   private readonly processOutput = (): void => {
     this.outputScheduled = false;

@@ -3,7 +3,7 @@
  * notice; CI installs bubblewrap, so there they always run.
  */
 import { it } from 'vitest';
-import { findOnPath } from '../../src/shared/find-on-path.js';
+import { findOnPath } from '../../dist/shared/find-on-path.js';
 
 /** True when `bwrap` is on PATH (and this is Linux). */
 export const HAS_BWRAP = process.platform === 'linux' && findOnPath('bwrap') !== undefined;

@@ -5,8 +5,8 @@
  */
 import { readFileSync, readlinkSync } from 'node:fs';
 import { afterEach } from 'vitest';
+import type { FaultPlan, TestingEngine } from '../../dist/main/engine/testing.js';
 import type { EngineOptions } from '../../dist/main/index.js';
-import type { FaultPlan, TestingEngine } from '../../dist/main/testing.js';
 import { liveDescendants } from './leaks.js';
 import { packageFileUrl } from './package-under-test.js';
 import { until } from './until.js';
@@ -16,12 +16,12 @@ export const underTest: typeof import('../../dist/main/index.js') = await import
   packageFileUrl('dist/main/index.js')
 );
 /** Its internal test entry: not in the package's `exports`, imported by path. */
-const testing: typeof import('../../dist/main/testing.js') = await import(
-  packageFileUrl('dist/main/testing.js')
+const testing: typeof import('../../dist/main/engine/testing.js') = await import(
+  packageFileUrl('dist/main/engine/testing.js')
 );
 
+export type { ThreadDiagnostics } from '../../dist/main/engine/testing.js';
 export * from '../../dist/main/index.js';
-export type { ThreadDiagnostics } from '../../dist/main/testing.js';
 
 type Engine = Awaited<ReturnType<typeof underTest.createPtyEngine>>;
 const open = new Set<Engine>();

@@ -30,7 +30,7 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'demo': {
       const [{ createPtyEngine }, { runDemo }] = await Promise.all([
-        import('../engine.js'),
+        import('../engine/engine.js'),
         import('./demo.js'),
       ]);
       const engine = await createPtyEngine();

@@ -5,7 +5,7 @@
  */
 import type { EngineConfigInput } from '../../shared/config.js';
 import type { SandboxMode } from '../../shared/types.js';
-import { createPtyEngine } from '../engine.js';
+import { createPtyEngine } from '../engine/engine.js';
 import { createBubblewrapSandbox } from '../sandbox/bubblewrap.js';
 import type { WorldsConfigInput } from '../worlds/world-registry.js';
 import { createHost, type Host } from './host.js';

@@ -21,6 +21,7 @@ import { constants as fsConstants, statSync } from 'node:fs';
 import { access, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { cgroupMountPoints } from '../../shared/cgroup-mounts.js';
 import {
   DEFAULT_HOME_ALLOWLIST,
   homeAllowlistProblem,
@@ -29,7 +30,6 @@ import {
 import { describeError, TerminalError } from '../../shared/errors.js';
 import type { SandboxPolicy, SandboxProvider } from '../../shared/sandbox.js';
 import { broadWorkspace, isInside, refuseWritableFilesystemRoot } from '../../shared/workspace-scope.js';
-import { cgroupMountPoints } from '../cgroup-mounts.js';
 import { MountRank, type MountStep, mountArguments, orderMounts, showsDirectory } from './mount-plan.js';
 import { type ExistingPath, privateHomeBinds, storesInside } from './private-home.js';
 import { type ToolchainEnvironment, type ToolchainPath, toolchainPaths } from './toolchains.js';

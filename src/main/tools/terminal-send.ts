@@ -5,6 +5,7 @@
  * waits: how a model keeps waiting for a running command; `text: ""` presses Enter.
  */
 import { z } from 'zod';
+import { MAX_WAIT_PATTERN_CHARS } from '../../shared/input-limit.js';
 import { KEY_NAMES } from '../../shared/keys.js';
 import type { Disposable, SendRequest, TerminalSendResult } from '../../shared/types.js';
 import { LiveLinesBatcher } from './live-lines.js';
@@ -18,9 +19,6 @@ import {
 } from './schemas.js';
 import { renderSendResult } from './send-result-text.js';
 import { DEFAULT_MAX_RESULT_BYTES, defineTool, type TerminalToolContext } from './tool.js';
-
-/** Longest accepted `waitFor` expression (the engine's own bound): a pattern is a few words, not a program. */
-const MAX_WAIT_FOR_LENGTH = 4_096;
 
 /** Types into a session (or only waits) until it is ready for input again. */
 export const terminalSend = defineTool({
@@ -75,7 +73,7 @@ export const terminalSend = defineTool({
     waitFor: z
       .string({ error: 'must be a regular expression as a string, e.g. "Listening on|ready in"' })
       .min(1, 'must not be empty; pass a regular expression such as "Serving HTTP on", or omit it')
-      .max(MAX_WAIT_FOR_LENGTH, `must be at most ${MAX_WAIT_FOR_LENGTH} characters`)
+      .max(MAX_WAIT_PATTERN_CHARS, `must be at most ${MAX_WAIT_PATTERN_CHARS} characters`)
       .optional()
       .describe(
         'Return with [wait: pattern] as soon as a line of the output matches this regular expression (RE2 ' +

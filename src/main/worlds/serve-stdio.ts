@@ -6,7 +6,7 @@
  */
 import { describeError } from '../../shared/errors.js';
 import type { PtyEngine } from '../../shared/types.js';
-import { createPtyEngine } from '../engine.js';
+import { createPtyEngine } from '../engine/engine.js';
 import { createBubblewrapSandbox } from '../sandbox/bubblewrap.js';
 import { serveWorld } from './world-server.js';
 

@@ -9,6 +9,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { describeError, TerminalError } from '../../shared/errors.js';
+import { SETTLED_SENDS_KEPT } from '../../shared/protocol.js';
 import type {
   CloseOptions,
   PtyEngine,
@@ -34,8 +35,6 @@ import { WorldLink } from './world-link.js';
  * must be gone within seconds even when its stdout is blocked (bin.ts bounds the final flush).
  */
 const CLIENT_GONE_GRACE_MS = 1_000;
-/** Settled sends kept per session, so a `readOutput()` right after the settle still finds its send. */
-const SETTLED_SENDS_KEPT = 4;
 
 /** How the server was asked to stop, for its exit status and log line. */
 export interface ServeOutcome {

@@ -1,0 +1,265 @@
+/**
+ * The host-thread side of one session: a `TerminalSession` backed by a Comlink proxy to the engine
+ * thread. Every call is raced against the death of the session's Piscina task, because Comlink never
+ * rejects a call whose worker died — it would hang forever.
+ */
+import type { MessagePort } from 'node:worker_threads';
+import type * as Comlink from 'comlink';
+import { TerminalError } from '../../shared/errors.js';
+import { assertInputWithinLimit } from '../../shared/input-limit.js';
+import type { SessionThreadApi } from '../../shared/protocol.js';
+import { assertSignalName } from '../../shared/signals.js';
+import { assertTerminalSize } from '../../shared/terminal-size.js';
+import type {
+  CloseOptions,
+  Dialect,
+  Disposable,
+  OutputChunk,
+  ReadRequest,
+  ReadResult,
+  SandboxSelection,
+  SendOperation,
+  SendRequest,
+  SessionOutcome,
+  SessionStatus,
+  SignalName,
+  SignalResult,
+  TerminalSendResult,
+  TerminalSession,
+  TerminalSize,
+} from '../../shared/types.js';
+import { LiveOutputReceiver } from './live-output-receiver.js';
+
+/** Everything a thread session is built from. */
+export interface ThreadSessionParts {
+  id: string;
+  name: string | undefined;
+  /** The shell's host pid (in a confined mode the shell's, not the sandbox launcher's). */
+  pid: number;
+  motd: string;
+  sandbox: SandboxSelection | undefined;
+  dialect: Dialect;
+  /** Largest input of one send (config `maxInputBytes`), checked before the call crosses threads. */
+  maxInputBytes: number;
+  /** Largest `rows × cols` (config `maxScreenCells`), checked before a resize crosses threads. */
+  maxScreenCells: number;
+  /** Comlink proxy of the session task on its engine thread. */
+  proxy: Comlink.Remote<SessionThreadApi>;
+  controlPort: MessagePort;
+  dataPort: MessagePort;
+  /** Rejects (with ENGINE_THREAD_DIED) if the engine thread dies; never resolves otherwise. */
+  death: Promise<never>;
+  /** Resolves once the Piscina task finished (the session is closed in the engine thread). */
+  taskDone: Promise<unknown>;
+  /** Called once the session is closed for good. */
+  onClosed: (id: string) => void;
+}
+
+/** Races `call` against the thread's death, so no host call can hang on a dead engine thread. */
+export function raceDeath<T>(call: Promise<T>, death: Promise<never>): Promise<T> {
+  return Promise.race([call, death]);
+}
+
+/**
+ * A call whose purpose is the thread's death (the tests' crash hook): settles once it is answered or
+ * once the thread is declared dead, whichever the host sees first. The thread answers before it
+ * crashes, but the answer comes on the session's port and the death through the Worker's exit, and
+ * the host may read them in either order: with {@link raceDeath}, a crash that worked could reject.
+ */
+export function answeredOrDied(call: Promise<void>, death: Promise<never>): Promise<void> {
+  return Promise.race([call, death.catch(() => undefined)]);
+}
+
+/** Host-side session handle. */
+export class ThreadSession implements TerminalSession {
+  readonly id: string;
+  readonly name: string | undefined;
+  readonly pid: number;
+  readonly motd: string;
+  readonly sandbox: SandboxSelection | undefined;
+  readonly dialect: Dialect;
+
+  private readonly proxy: Comlink.Remote<SessionThreadApi>;
+  private readonly death: Promise<never>;
+  /**
+   * Rejects with SESSION_CLOSED once the session's control port is closed. The engine thread closes its
+   * end when the session is done, and Comlink never answers a call that reaches a closed port: a call
+   * made while a close was finishing (a send right after `close()` began, before its reply came back)
+   * hung forever. Every reply the thread sent comes before the port's `close` event (one port, in
+   * order); the task's result travels on another port and can overtake them, so it is no signal here.
+   */
+  private readonly finished: Promise<never>;
+  /** Resolves once the session's control port is closed (by either thread). */
+  private readonly portClosed: Promise<void>;
+  private readonly listeners = new Set<(chunk: OutputChunk) => void>();
+  private readonly liveOutput: LiveOutputReceiver;
+  private nextSendId = 1;
+  private closed = false;
+  private closeCall: Promise<SessionOutcome> | undefined;
+  private released = false;
+
+  constructor(private readonly parts: ThreadSessionParts) {
+    this.id = parts.id;
+    this.name = parts.name;
+    this.pid = parts.pid;
+    this.motd = parts.motd;
+    this.sandbox = parts.sandbox;
+    this.dialect = parts.dialect;
+    this.proxy = parts.proxy;
+    this.death = parts.death;
+    this.liveOutput = new LiveOutputReceiver(parts.dataPort, () =>
+      this.listeners.size === 0 ? null : this.deliverLiveOutput,
+    );
+    parts.dataPort.unref(); // live output alone must not keep the host alive
+    void parts.death.catch(() => this.release());
+    this.portClosed = new Promise<void>((resolve) => parts.controlPort.once('close', () => resolve()));
+    // Once closed, and once the task has ended normally: a thread that died closes its ports too, and
+    // then `death` gives the verdict (ENGINE_THREAD_DIED), never this.
+    this.finished = this.portClosed.then(() =>
+      parts.taskDone.then(
+        () => Promise.reject(new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`)),
+        () => new Promise<never>(() => undefined),
+      ),
+    );
+    this.finished.catch(() => undefined);
+  }
+
+  startSend(request: SendRequest): SendOperation {
+    const sendId = this.nextSendId++;
+    // The AbortSignal stays on this thread; everything else is plain data for the engine to validate.
+    const { signal, ...spec } = request ?? {};
+    const started = this.call(async () => {
+      // Refused before anything is sent (the engine checks again, for callers of the thread API).
+      if (typeof spec.text === 'string') assertInputWithinLimit(spec.text, this.parts.maxInputBytes);
+      return this.proxy.startSend(sendId, spec);
+    });
+    let onAbort: (() => void) | undefined;
+    const cancel = async (): Promise<void> => {
+      await started;
+      await this.call(() => this.proxy.cancelSend(sendId));
+    };
+    const done: Promise<TerminalSendResult> = (async () => {
+      await started;
+      if (signal !== undefined) {
+        // Aborting ends only the wait (the send settles `running`): a client's own request timeout must
+        // never turn into a signal to the command it was waiting on. `cancel()` is the SIGINT path.
+        onAbort = () => void this.call(() => this.proxy.endWait(sendId)).catch(() => undefined);
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
+      }
+      try {
+        return await this.call(() => this.proxy.awaitSend(sendId));
+      } finally {
+        if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
+      }
+    })();
+    return {
+      done,
+      readOutput: async () => {
+        await started;
+        return this.call(() => this.proxy.readSendOutput(sendId));
+      },
+      cancel,
+    };
+  }
+
+  read(request: ReadRequest = {}): Promise<ReadResult> {
+    return this.call(() => this.proxy.read(request));
+  }
+
+  signal(signal: SignalName): Promise<SignalResult> {
+    return this.call(async () => {
+      // Checked here too: only one of the five names crosses to the thread (SPEC §4.4).
+      assertSignalName(signal);
+      return this.proxy.signal(signal);
+    });
+  }
+
+  status(): Promise<SessionStatus> {
+    return this.call(() => this.proxy.status() as Promise<SessionStatus>);
+  }
+
+  resize(size: TerminalSize): Promise<void> {
+    return this.call(async () => {
+      // Checked here too: only a plain, valid `{ rows, cols }` crosses to the thread.
+      assertTerminalSize(size, this.parts.maxScreenCells);
+      return this.proxy.resize({ rows: size.rows, cols: size.cols });
+    });
+  }
+
+  onOutput(listener: (chunk: OutputChunk) => void): Disposable {
+    this.listeners.add(listener);
+    if (this.listeners.size === 1 && !this.closed) {
+      this.parts.dataPort.ref();
+      void this.call(() => this.proxy.setLiveOutput(true)).catch(() => undefined);
+    }
+    let disposed = false;
+    return {
+      dispose: () => {
+        if (disposed) return;
+        disposed = true;
+        this.listeners.delete(listener);
+        if (this.listeners.size === 0 && !this.closed) {
+          this.parts.dataPort.unref();
+          void this.call(() => this.proxy.setLiveOutput(false)).catch(() => undefined);
+        }
+      },
+    };
+  }
+
+  close(reason = 'closed', options: CloseOptions = {}): Promise<SessionOutcome> {
+    this.closeCall ??= (async () => {
+      if (this.closed) throw new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`);
+      // The close's reply comes after every earlier reply (one port, in order), so a send in flight has
+      // its result before the port is released below. Only a port the thread closed already (the
+      // session ended before this close reached it) leaves the outcome to the task's result. (A task
+      // that failed leaves the verdict to `death`.)
+      const taskOutcome = this.portClosed.then(() =>
+        this.parts.taskDone.then(
+          (outcome) => outcome as SessionOutcome,
+          () => new Promise<never>(() => undefined),
+        ),
+      );
+      const outcome = await raceDeath(
+        Promise.race([this.proxy.close(reason, options.graceMs), taskOutcome]),
+        this.death,
+      );
+      // The task resolves right after close(); waiting for it means the thread holds nothing of ours.
+      await raceDeath(this.parts.taskDone, this.death).catch(() => undefined);
+      this.closed = true;
+      this.release();
+      return outcome;
+    })().catch((error: unknown) => {
+      if (!this.closed) this.closeCall = undefined; // a failed close is retried by the next close()
+      throw error;
+    });
+    return this.closeCall;
+  }
+
+  private call<T>(invoke: () => Promise<T>): Promise<T> {
+    if (this.closed) {
+      return Promise.reject(new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`));
+    }
+    return Promise.race([invoke(), this.death, this.finished]);
+  }
+
+  private readonly deliverLiveOutput = (chunk: OutputChunk): void => {
+    for (const listener of this.listeners) {
+      try {
+        listener(chunk);
+      } catch {
+        // A throwing subscriber must not break delivery to the others, nor the ring's reading.
+      }
+    }
+  };
+
+  private release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.liveOutput.dispose(); // hands the session's last output to the subscribers
+    this.listeners.clear();
+    this.parts.controlPort.close();
+    this.parts.dataPort.close();
+    this.parts.onClosed(this.id);
+  }
+}

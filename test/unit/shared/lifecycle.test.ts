@@ -1,0 +1,89 @@
+/**
+ * Ownership (src/shared/lifecycle.ts): what a store registers it releases on dispose, a disposed store
+ * arms nothing, and the thread's count of live registrations follows both.
+ */
+import { describe, expect, it } from 'vitest';
+import { DisposableSlot, DisposableStore, liveOwnedResources } from '../../../src/shared/lifecycle.js';
+
+const timeouts = () => process.getActiveResourcesInfo().filter((type) => type === 'Timeout').length;
+
+describe('DisposableStore', () => {
+  it('clears its timers and runs its releases on dispose, newest first', () => {
+    const store = new DisposableStore();
+    const before = timeouts();
+    const order: string[] = [];
+    let fired = false;
+    store.own('test first', () => order.push('first'));
+    store.timeout('test timer', 60_000, () => {
+      fired = true;
+    });
+    store.own('test last', () => order.push('last'));
+    expect(timeouts()).toBe(before + 1);
+    expect(liveOwnedResources()).toMatchObject({ 'test first': 1, 'test timer': 1, 'test last': 1 });
+    store.dispose();
+    expect(order).toEqual(['last', 'first']);
+    expect(timeouts()).toBe(before);
+    expect(fired).toBe(false);
+    expect(liveOwnedResources()).not.toHaveProperty('test timer');
+    expect(store.size).toBe(0);
+  });
+
+  it('forgets a timer once it fired, and an immediate once it ran', async () => {
+    const store = new DisposableStore();
+    const ran: string[] = [];
+    store.immediate('test immediate', () => ran.push('immediate'));
+    await new Promise<void>((resolve) => store.timeout('test timer', 1, () => resolve()));
+    expect(ran).toEqual(['immediate']);
+    expect(store.size).toBe(0);
+    expect(liveOwnedResources()).not.toHaveProperty('test timer');
+    store.dispose();
+  });
+
+  it('arms nothing once disposed, and releases what is added late at once', () => {
+    const store = new DisposableStore();
+    store.dispose();
+    const before = timeouts();
+    store.timeout('test late timer', 60_000, () => undefined);
+    store.immediate('test late immediate', () => undefined);
+    let released = 0;
+    store.own('test late release', () => released++);
+    store.add({ dispose: () => released++ });
+    expect(timeouts()).toBe(before);
+    expect(released).toBe(2);
+    expect(store.size).toBe(0);
+    expect(liveOwnedResources()).not.toHaveProperty('test late timer');
+  });
+
+  it('disposes every item even when some throw, then reports all failures together', () => {
+    const store = new DisposableStore();
+    let released = false;
+    store.own('test ok', () => {
+      released = true;
+    });
+    store.own('test bad 1', () => {
+      throw new Error('one');
+    });
+    store.own('test bad 2', () => {
+      throw new Error('two');
+    });
+    expect(() => store.dispose()).toThrow(AggregateError);
+    expect(released).toBe(true);
+    expect(liveOwnedResources()).not.toHaveProperty('test bad 1');
+  });
+});
+
+describe('DisposableSlot', () => {
+  it('disposes what it held when it is given something new, and on clear', () => {
+    const store = new DisposableStore();
+    const slot = store.add(new DisposableSlot());
+    const before = timeouts();
+    slot.value = store.timeout('test slot timer', 60_000, () => undefined);
+    slot.value = store.timeout('test slot timer', 60_000, () => undefined);
+    expect(timeouts()).toBe(before + 1);
+    expect(liveOwnedResources()['test slot timer']).toBe(1);
+    slot.clear();
+    expect(timeouts()).toBe(before);
+    expect(slot.value).toBeUndefined();
+    store.dispose();
+  });
+});
