@@ -34,6 +34,7 @@ const BENCHMARKS = [
   'shapes',
   'scale',
   'worlds',
+  'limits',
 ];
 /** Handles Node itself keeps open (stdio, a pending fs write): not leaks. */
 const BENIGN_RESOURCES = new Set(['TTYWrap', 'PipeWrap', 'FSReqCallback', 'FileHandle']);

@@ -17,16 +17,20 @@ const ROWS = 40;
 
 /** An interactive bash on node-pty, on this thread. */
 export class RawShell {
-  /** Starts bash and resolves once its first prompt arrived. */
-  static async start() {
-    const shell = new RawShell();
+  /**
+   * Starts bash and resolves once its first prompt arrived. `wrap` may wrap its argv (a launcher that
+   * puts it into cgroups first, for bench/limits.mjs).
+   */
+  static async start(wrap = (argv) => argv) {
+    const shell = new RawShell(wrap);
     shell.mark();
     await shell.waitForPrompt();
     return shell;
   }
 
-  constructor() {
-    this.term = pty.spawn('/bin/bash', ['--noprofile', '--norc', '-i'], {
+  constructor(wrap = (argv) => argv) {
+    const [file, ...args] = wrap(['/bin/bash', '--noprofile', '--norc', '-i']);
+    this.term = pty.spawn(file, args, {
       name: 'dumb',
       cols: COLS,
       rows: ROWS,

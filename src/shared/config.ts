@@ -6,7 +6,16 @@ import { z } from 'zod';
 import { DEFAULT_HOME_ALLOWLIST, homeAllowlistProblem } from './credential-stores.js';
 import { DIALECTS } from './dialects.js';
 import { TerminalError } from './errors.js';
+import { type MachineResources, machineResources } from './machine-resources.js';
 import { MAX_TERMINAL_DIMENSION } from './terminal-size.js';
+
+/** Smallest `sessionPids`: the launcher, the shell and its prompt need a few processes. */
+export const MIN_SESSION_PIDS = 16;
+
+/** The smallest session memory limit: its three tmpfs (`/tmp`, `/dev/shm`, the private home) full, plus 256 MiB. */
+export function sessionMemoryFloor(tmpfsBytes: number): number {
+  return 3 * tmpfsBytes + 256 * 1024 * 1024;
+}
 
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
@@ -39,6 +48,19 @@ export const engineConfigSchema = z
     cgroupRoot: z.string().min(1).optional(),
     tmpfsBytes: positiveInt.default(256 * 1024 * 1024),
     /**
+     * Memory limit of one session's cgroup (SPEC §4.8; tmpfs pages it writes count). Default: half of
+     * the memory available to the engine (see {@link sessionMemoryFloor} for the smallest allowed).
+     */
+    sessionMemoryBytes: positiveInt.optional(),
+    /** Memory limit of all sessions of the engine together. Default: three quarters of the memory available. */
+    engineMemoryBytes: positiveInt.optional(),
+    /** Process/thread limit of one session's cgroup. Default: the larger of 4 096 and 64 × CPUs. */
+    sessionPids: positiveInt.min(MIN_SESSION_PIDS).optional(),
+    /** Open sessions per engine; one more is refused with SESSION_LIMIT. */
+    maxSessions: positiveInt.default(256),
+    /** Largest `rows × cols` of one terminal: the screen models hold that many cells. */
+    maxScreenCells: positiveInt.default(250_000),
+    /**
      * Paths below `$HOME` a confined session may read, beside the workspace and the toolchains on the
      * host's `PATH`; the rest of `$HOME` is hidden (SPEC §4.1). Never a credential store.
      */
@@ -66,6 +88,21 @@ export const engineConfigSchema = z
         message: `must be <= maxTimeoutMs (${config.maxTimeoutMs}), got ${config.timeoutMs}`,
       });
     }
+    const floor = sessionMemoryFloor(config.tmpfsBytes);
+    if (config.sessionMemoryBytes !== undefined && config.sessionMemoryBytes < floor) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sessionMemoryBytes'],
+        message: `must be >= 3 × tmpfsBytes + 256 MiB (${floor}): the tmpfs pages a session writes count against it, got ${config.sessionMemoryBytes}`,
+      });
+    }
+    if (config.rows * config.cols > config.maxScreenCells) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['rows'],
+        message: `rows × cols must be <= maxScreenCells (${config.maxScreenCells}), got ${config.rows} × ${config.cols}`,
+      });
+    }
     for (const [index, entry] of config.homeAllowlist.entries()) {
       const problem = homeAllowlistProblem(entry);
       if (problem !== undefined)
@@ -83,16 +120,25 @@ export const engineConfigSchema = z
 /** Engine configuration as the caller writes it (every field optional). */
 export type EngineConfigInput = z.input<typeof engineConfigSchema>;
 
+/** Fields whose defaults depend on the machine (SPEC §4.8): resolved from {@link MachineResources}. */
+type MachineDefaults = 'sessionMemoryBytes' | 'engineMemoryBytes' | 'sessionPids';
+
 /** Engine configuration with every default applied. */
-export type EngineConfig = z.output<typeof engineConfigSchema>;
+export type EngineConfig = Omit<z.output<typeof engineConfigSchema>, MachineDefaults> &
+  Record<MachineDefaults, number>;
 
 /**
  * Validates `input` and fills defaults. Throws `TerminalError('INVALID_CONFIG')` whose message names
  * each offending field, e.g. `invalid config: handoffGraceMs: must be >= pollIntervalMs (50) ...`.
  */
-export function resolveEngineConfig(input: unknown = {}, label = 'config'): EngineConfig {
+export function resolveEngineConfig(
+  input: unknown = {},
+  label = 'config',
+  machine: MachineResources | (() => MachineResources) = machineResources,
+): EngineConfig {
   const parsed = engineConfigSchema.safeParse(input ?? {});
-  if (parsed.success) return parsed.data;
+  if (parsed.success)
+    return withMachineDefaults(parsed.data, typeof machine === 'function' ? machine() : machine);
   const problems = parsed.error.issues.map((issue) => {
     const field = issue.path.length > 0 ? issue.path.join('.') : '(root)';
     return `${field}: ${issue.message}`;
@@ -100,4 +146,30 @@ export function resolveEngineConfig(input: unknown = {}, label = 'config'): Engi
   throw new TerminalError('INVALID_CONFIG', `invalid ${label}: ${problems.join('; ')}`, {
     cause: parsed.error,
   });
+}
+
+/**
+ * Fills the defaults of SPEC §4.8: a session gets half of the memory available to the engine, all
+ * sessions together three quarters, each at least the session floor (on a small machine the floor
+ * wins: a session whose tmpfs cannot fill is worth more than a limit below it); `sessionPids` is the
+ * larger of 4 096 and 64 × CPUs, which parallel builds fit.
+ */
+function withMachineDefaults(
+  parsed: z.output<typeof engineConfigSchema>,
+  machine: MachineResources,
+): EngineConfig {
+  const floor = sessionMemoryFloor(parsed.tmpfsBytes);
+  const sessionMemoryBytes = parsed.sessionMemoryBytes ?? Math.max(floor, pageFloor(machine.memoryBytes / 2));
+  return {
+    ...parsed,
+    sessionMemoryBytes,
+    engineMemoryBytes:
+      parsed.engineMemoryBytes ?? Math.max(sessionMemoryBytes, pageFloor((machine.memoryBytes * 3) / 4)),
+    sessionPids: parsed.sessionPids ?? Math.max(4096, 64 * machine.cpus),
+  };
+}
+
+/** `bytes` rounded down to whole 4 KiB pages (what the kernel stores a limit as). */
+function pageFloor(bytes: number): number {
+  return Math.floor(bytes / 4096) * 4096;
 }

@@ -45,6 +45,8 @@ export type TerminalErrorCode =
   | 'UNKNOWN_KEY'
   /** Input was refused by policy: `C-c`, `C-z` or `C-\` (as a key or inside text) while no full-screen program owns the terminal. */
   | 'KEY_REFUSED'
+  /** A count limit was reached: the engine's `maxSessions`, or an MCP connection's `--max-sessions`. */
+  | 'SESSION_LIMIT'
   /** The operation was aborted by the caller. */
   | 'ABORTED'
   /** The link to an execution world (SPEC §10) closed, was cut or stopped answering; the call's outcome is unknown. */

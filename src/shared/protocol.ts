@@ -24,6 +24,12 @@ import type {
 export interface EngineWorkerData {
   /** Config `cgroupRoot`: where session cgroups go (default: the process's own cgroup). */
   cgroupRoot: string | undefined;
+  /** This engine's key among the engines of the process: its cgroups are `engine-<key>` (SPEC §4.8). */
+  engineKey: string;
+  /** Config `engineMemoryBytes`: the memory cap of all the engine's sessions together. */
+  engineMemoryBytes: number;
+  /** The pool's heartbeat buffer: one counter per thread (src/shared/heartbeat.ts). */
+  heartbeats: SharedArrayBuffer;
 }
 
 /** A send as it crosses to the engine thread: the request without its `AbortSignal` (ends the wait via `endWait`). */
@@ -46,6 +52,8 @@ export interface SessionLaunchSpec {
   config: EngineConfig;
   /** True when `argv` runs the shell in a PID namespace of its own (a confined sandbox mode). */
   pidNamespace: boolean;
+  /** This session's limits, resolved from the spawn's `limits` and the config (default: the config's). */
+  limits?: { memoryBytes: number; pids: number };
   /** Deliberate failures (see `FaultPlan`); set only through the internal test entry. */
   faults?: FaultPlan;
 }
@@ -64,7 +72,7 @@ export interface SessionTaskData {
   dataPort: MessagePort;
   /** What to launch. */
   spec: SessionLaunchSpec;
-  /** The task's heartbeat counter (src/shared/heartbeat.ts), bumped by the thread while it runs. */
+  /** The task's heartbeat buffer (src/shared/heartbeat.ts): the task writes its thread's slot there. */
   heartbeat: SharedArrayBuffer;
 }
 
@@ -95,6 +103,8 @@ export interface LaunchInfo {
   threadId: number;
   /** The session's cgroup directory, when it has one: the host-exit guard kills it as a whole. */
   cgroupDir: string | undefined;
+  /** The session's cgroup v1 limit directories: the host-exit guard kills their members too. */
+  limitDirs: string[];
 }
 
 /** The control-plane interface an engine thread exposes for one session (wrapped by Comlink on the host). */
@@ -134,8 +144,11 @@ export interface SessionThreadApi {
   resize(size: TerminalSize): Promise<void>;
   /** Turns live output publishing (the data plane) on or off. */
   setLiveOutput(enabled: boolean): Promise<void>;
-  /** Tears the session down; the Piscina task resolves afterwards. Retries if an earlier close failed. */
-  close(reason: string): Promise<SessionOutcome>;
+  /**
+   * Tears the session down (with a SIGTERM grace of at most `graceMs`, when given); the Piscina task
+   * resolves afterwards. Retries if an earlier close failed.
+   */
+  close(reason: string, graceMs?: number): Promise<SessionOutcome>;
 }
 
 /** What a session task exposes besides `SessionThreadApi` when its spec carries a `FaultPlan`. */

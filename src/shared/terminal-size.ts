@@ -15,8 +15,20 @@ export function terminalDimensionProblem(value: unknown): string | undefined {
   return undefined;
 }
 
-/** Throws TerminalError('INVALID_ARGUMENT') naming the field when `size` is not `{ rows, cols }` in range. */
-export function assertTerminalSize(size: unknown): asserts size is { rows: number; cols: number } {
+/** Why `rows × cols` is too large for `maxCells` (config `maxScreenCells`), or undefined when it is not. */
+export function screenCellsProblem(rows: number, cols: number, maxCells: number): string | undefined {
+  if (rows * cols <= maxCells) return undefined;
+  return `${rows} × ${cols} is ${rows * cols} cells; a terminal holds at most ${maxCells} (maxScreenCells, e.g. 500 × 500 or 250 × 1000)`;
+}
+
+/**
+ * Throws TerminalError('INVALID_ARGUMENT') naming the field when `size` is not `{ rows, cols }` in range,
+ * or holds more than `maxCells` cells.
+ */
+export function assertTerminalSize(
+  size: unknown,
+  maxCells = Number.POSITIVE_INFINITY,
+): asserts size is { rows: number; cols: number } {
   if (typeof size !== 'object' || size === null) {
     throw new TerminalError('INVALID_ARGUMENT', 'a terminal size must be an object { rows, cols }');
   }
@@ -25,4 +37,8 @@ export function assertTerminalSize(size: unknown): asserts size is { rows: numbe
     if (problem !== undefined)
       throw new TerminalError('INVALID_ARGUMENT', `invalid terminal ${field}: ${problem}`);
   }
+  const { rows, cols } = size as { rows: number; cols: number };
+  const tooLarge = screenCellsProblem(rows, cols, maxCells);
+  if (tooLarge !== undefined)
+    throw new TerminalError('INVALID_ARGUMENT', `invalid terminal size: ${tooLarge}`);
 }

@@ -49,6 +49,45 @@ export type SignalName = 'SIGINT' | 'SIGTERM' | 'SIGKILL' | 'SIGTSTP' | 'SIGHUP'
  */
 export type Containment = 'pid-namespace+cgroup' | 'cgroup' | 'pid-namespace' | 'process-tree';
 
+/** What enforces a session limit: a cgroup of the named version, or nothing (with the reason). */
+export type LimitEnforcer = 'cgroup-v2' | 'cgroup-v1';
+
+/** A limit nothing enforces on this machine, and why (docs/teardown.md says how to get it). */
+export interface UnenforcedLimit {
+  enforcedBy: 'none';
+  /** Why, with the remedy (e.g. a delegated cgroup: `systemd-run --user -p Delegate=yes …`). */
+  reason: string;
+}
+
+/**
+ * The limits of one session (SPEC §4.8), each reported separately: what it is and what enforces it.
+ * Fixed at launch.
+ */
+export interface SessionLimits {
+  /** Memory of the session's cgroup (tmpfs pages it writes count; no swap), within the engine's cap. */
+  memory: { bytes: number; engineBytes: number; enforcedBy: LimitEnforcer } | UnenforcedLimit;
+  /** Processes and threads of the session's cgroup; a fork beyond it fails (EAGAIN). */
+  pids: { max: number; enforcedBy: LimitEnforcer } | UnenforcedLimit;
+  /** CPU: every session has the same weight, so a busy session cannot starve another. */
+  cpu: { weight: 'equal'; enforcedBy: LimitEnforcer } | UnenforcedLimit;
+}
+
+/** Limits asked for one session at spawn (default: the engine's `sessionMemoryBytes` and `sessionPids`). */
+export interface SpawnLimits {
+  /** Memory limit in bytes (at least 3 × `tmpfsBytes` + 256 MiB). */
+  memoryBytes?: number;
+  /** Process/thread limit. */
+  pids?: number;
+}
+
+/** Limit events of a session since its previous result (SPEC §4.8); present only when there were any. */
+export interface LimitEvents {
+  /** Processes the kernel killed because the session (or the engine) ran out of its memory limit. */
+  oomKills: number;
+  /** Forks and clones refused because the session reached its process limit. */
+  pidsRefused: number;
+}
+
 /** Whether the shell is still alive, and what contains the session's processes. */
 export type SessionStatus = (
   | { kind: 'running' }
@@ -62,6 +101,8 @@ export type SessionStatus = (
 ) & {
   /** The session's containment, fixed at launch. */
   containment: Containment;
+  /** The session's limits and what enforces each, fixed at launch. */
+  limits: SessionLimits;
 };
 
 /** The sandbox a session runs under, fixed for the life of its terminal. */
@@ -94,6 +135,8 @@ export interface SpawnOptions {
   cols?: number;
   /** Sandbox to confine the shell in; without it the shell runs unconfined. */
   sandbox?: SandboxSelection;
+  /** This session's limits (default: the engine's). */
+  limits?: SpawnLimits;
 }
 
 /**
@@ -167,6 +210,8 @@ export interface TerminalSendResult {
   truncated: boolean;
   /** Milliseconds from the start of the send to its settle. */
   elapsedMs: number;
+  /** Limit events of the session since its previous result (an OOM kill, refused forks); absent when none. */
+  limitEvents?: LimitEvents;
   /** Present when the send's `maxWaitMs` cut its wait bound: the bound applied and the one asked. */
   cappedWait?: CappedWait;
 }
@@ -231,6 +276,15 @@ export interface OutputChunk {
   dropped: number;
 }
 
+/** Options of a close. */
+export interface CloseOptions {
+  /**
+   * SIGTERM → SIGKILL grace of this close in ms, at most the engine's `disposeGraceMs` (a server whose
+   * client is gone closes with a short one, SPEC §4.8).
+   */
+  graceMs?: number;
+}
+
 /** A subscription that can be ended. */
 export interface Disposable {
   /** Stop the subscription; idempotent. */
@@ -282,7 +336,7 @@ export interface TerminalSession {
   /** Subscribes to live output (batched; a lagging subscriber sees `dropped` counts). */
   onOutput(listener: (chunk: OutputChunk) => void): Disposable;
   /** Tears the process tree down; retries if an earlier close failed. */
-  close(reason?: string): Promise<SessionOutcome>;
+  close(reason?: string, options?: CloseOptions): Promise<SessionOutcome>;
 }
 
 /** The engine: spawns sessions on its threads and closes them all on `close()`. */
@@ -291,6 +345,6 @@ export interface PtyEngine {
   spawn(options?: SpawnOptions, signal?: AbortSignal): Promise<TerminalSession>;
   /** Live sessions of this engine. */
   sessions(): TerminalSession[];
-  /** Closes every session, then the engine threads. Idempotent. */
-  close(): Promise<void>;
+  /** Closes every session, then the engine threads. Idempotent (the first call's options hold). */
+  close(options?: CloseOptions): Promise<void>;
 }

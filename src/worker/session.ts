@@ -13,14 +13,21 @@ import { assertInputWithinLimit } from '../shared/input-limit.js';
 import { encodeKeys, refuseSignallingInput, validateKeys } from '../shared/keys.js';
 import { DisposableOwner } from '../shared/lifecycle.js';
 import type { ProcessIdentity } from '../shared/proc-stat.js';
-import type { LaunchInfo, SendSpec, SessionLaunchSpec, ShellPlan } from '../shared/protocol.js';
-import { SETTLED_SENDS_KEPT } from '../shared/protocol.js';
+import {
+  type LaunchInfo,
+  SETTLED_SENDS_KEPT,
+  type SendSpec,
+  type SessionLaunchSpec,
+  type ShellPlan,
+} from '../shared/protocol.js';
+import { unenforcedLimits } from '../shared/session-limits.js';
 import { assertSignalName } from '../shared/signals.js';
 import { assertTerminalSize } from '../shared/terminal-size.js';
 import type {
   Containment,
   Disposable,
   ForegroundProcess,
+  LimitEvents,
   ReadRequest,
   ReadResult,
   SendOutputDelta,
@@ -31,8 +38,9 @@ import type {
   TerminalSendResult,
   TerminalSize,
 } from '../shared/types.js';
-import { type CgroupHome, JOIN_FAILED_EXIT_CODE, type SessionCgroup } from './containment/cgroup.js';
+import { JOIN_FAILED_EXIT_CODE, launcherArgv } from './containment/cgroup-launcher.js';
 import { buildShellEnvironment, SESSION_TERM } from './containment/environment.js';
+import type { CgroupPlacement, SessionCgroups } from './containment/session-cgroups.js';
 import { teardownProcessTree } from './containment/teardown.js';
 import { TeardownFaults } from './containment/teardown-faults.js';
 import { LineFeeds } from './output/line-feeds.js';
@@ -76,6 +84,10 @@ const RESUME_READING_AT_CHARS = MAX_UNPROCESSED_OUTPUT_CHARS / 4;
 const FDINFO_CLOEXEC = 0o2000000;
 /** O_NONBLOCK in the same field: node-pty sets it on the master, and the writer relies on it to write synchronously. */
 const FDINFO_NONBLOCK = 0o4000;
+/** Where the shell's launcher runs (it joins cgroups and sets the OOM score through Linux's /proc). */
+const LAUNCHER_PLATFORM = process.platform === 'linux';
+/** Why a session without a cgroup placement (the inline benchmark baseline) has no limits. */
+const NO_PLACEMENT_REASON = 'this session runs outside an engine thread: no cgroups were prepared';
 /** Whether the `/proc` wait probes work on this platform (the exact tier of SPEC §4.2). */
 const EXACT_TIER = process.platform === 'linux' && waitSyscallTable(process.arch) !== undefined;
 
@@ -141,9 +153,15 @@ export class SessionCore extends DisposableOwner {
   private startupDeadline = 0;
   private active: { id: number; op: SendOperation } | undefined;
   private readonly settledSends = new Map<number, SendOperation>();
-  private exitStatus: SessionStatus = { kind: 'running', containment: 'process-tree' };
-  /** The session's cgroup (SPEC §4.6), when one could be created; removed by a successful close. */
-  private cgroup: SessionCgroup | undefined;
+  /** The limit events each result reported (`null`: none), so a result asked for twice stays the same. */
+  private readonly resultEvents = new WeakMap<SendOperation, LimitEvents | null>();
+  private exitStatus: SessionStatus = {
+    kind: 'running',
+    containment: 'process-tree',
+    limits: unenforcedLimits('the session has not launched'),
+  };
+  /** The session's cgroups (SPEC §4.6, §4.8), when any could be created; removed by a successful close. */
+  private cgroups: SessionCgroups | undefined;
   private readonly exited: Promise<void>;
   private markExited!: () => void;
   private closing = false;
@@ -157,8 +175,8 @@ export class SessionCore extends DisposableOwner {
   constructor(
     private readonly spec: SessionLaunchSpec,
     private readonly live?: LiveOutputPublisher,
-    /** Where this thread creates session cgroups; without one the session uses process-tree teardown. */
-    private readonly cgroupHome?: CgroupHome,
+    /** Where this thread creates session cgroups; without it, no limits and process-tree teardown. */
+    private readonly placement?: CgroupPlacement,
   ) {
     super();
     if (live !== undefined) this.owned.add(live);
@@ -264,10 +282,20 @@ export class SessionCore extends DisposableOwner {
     const { nodePty } = ptyBinding();
     const env = buildShellEnvironment(process.env, spec.env, installation.environment);
     for (const name of installation.withoutVariables) delete env[name];
-    // The launcher joins the cgroup before it execs the argv: a child forked before a move would escape.
-    this.cgroup = this.cgroupHome?.createSession(spec.id);
-    this.exitStatus = { kind: 'running', containment: containmentOf(spec.pidNamespace, this.cgroup) };
-    const [spawnFile, ...spawnArgs] = this.cgroup?.launcherArgv(argv) ?? argv;
+    // The launcher joins the cgroups before it execs the argv: a child forked before a move would escape.
+    const limits = spec.limits ?? {
+      memoryBytes: spec.config.sessionMemoryBytes,
+      pids: spec.config.sessionPids,
+    };
+    this.cgroups = this.placement?.place(spec.id, limits);
+    this.exitStatus = {
+      kind: 'running',
+      containment: containmentOf(spec.pidNamespace, this.cgroups?.containment !== undefined),
+      limits: this.cgroups?.limits ?? unenforcedLimits(NO_PLACEMENT_REASON),
+    };
+    // Linux: the launcher also gives the shell its OOM score (SPEC §4.8), cgroups or not.
+    const launched = LAUNCHER_PLATFORM ? launcherArgv(this.cgroups?.procsFiles ?? [], argv) : argv;
+    const [spawnFile, ...spawnArgs] = launched;
     let term: IPty;
     try {
       term = nodePty.spawn(spawnFile!, spawnArgs, {
@@ -363,7 +391,13 @@ export class SessionCore extends DisposableOwner {
       this.owned.immediate('pty exit handling', () => this.onExit(exitCode, signal));
     });
     this.owned.own('pty exit listener', () => exitListener.dispose());
-    return { identity: this.root, ttyPath: extras.ptsName, threadId, cgroupDir: this.cgroup?.dir };
+    return {
+      identity: this.root,
+      ttyPath: extras.ptsName,
+      threadId,
+      cgroupDir: this.cgroups?.containment?.dir,
+      limitDirs: this.cgroups?.v1Dirs ?? [],
+    };
   }
 
   /**
@@ -408,15 +442,12 @@ export class SessionCore extends DisposableOwner {
     }
     if (result.waitReason === 'session_exit') {
       const status = this.exitStatus;
-      if (
-        this.cgroup !== undefined &&
-        status.kind === 'exited' &&
-        status.exitCode === JOIN_FAILED_EXIT_CODE
-      ) {
-        // Never run uncontained: the launcher refused to exec the shell outside its cgroup.
+      const joined = this.cgroups?.procsFiles ?? [];
+      if (joined.length > 0 && status.kind === 'exited' && status.exitCode === JOIN_FAILED_EXIT_CODE) {
+        // Never run uncontained: the launcher refused to exec the shell outside its cgroups.
         throw new TerminalError(
           'CONTAINMENT_FAILED',
-          `the shell's launcher could not join its cgroup ${this.cgroup.dir}: ${result.viewport.slice(-500)}`,
+          `the shell's launcher could not join its cgroups (${joined.join(', ')}): ${result.viewport.slice(-500)}`,
         );
       }
       const detail = status.kind === 'exited' ? ` (code ${status.exitCode}, signal ${status.signal})` : '';
@@ -477,10 +508,24 @@ export class SessionCore extends DisposableOwner {
 
   /** Result of send `id`, with the rendered screen while a full-screen program owns the terminal. */
   async awaitSend(id: number): Promise<TerminalSendResult> {
-    const result = await this.sendById(id).done;
+    const op = this.sendById(id);
+    const result = this.withLimitEvents(op, await op.done);
     if (!this.outputModel.alternateScreen || this.replier === undefined) return result;
     const screen = await this.replier.renderedScreen();
     return screen === undefined ? result : { ...result, screen };
+  }
+
+  /**
+   * `result` with the session's limit events since the previous result (SPEC §4.8), read once per
+   * send: asking for the same result again gives the same events.
+   */
+  private withLimitEvents(op: SendOperation, result: TerminalSendResult): TerminalSendResult {
+    let events = this.resultEvents.get(op);
+    if (events === undefined) {
+      events = this.cgroups?.eventsSinceLastResult() ?? null;
+      this.resultEvents.set(op, events);
+    }
+    return events === null ? result : { ...result, limitEvents: events };
   }
 
   /** Output of send `id` since the previous call. */
@@ -533,7 +578,7 @@ export class SessionCore extends DisposableOwner {
    * redraw), the replier's terminal and the output model. Throws INVALID_ARGUMENT for a bad size.
    */
   resize(size: TerminalSize): void {
-    assertTerminalSize(size);
+    assertTerminalSize(size, this.spec.config.maxScreenCells);
     this.assertOpen();
     const term = this.term;
     if (term === undefined || this.exitStatus.kind === 'exited') {
@@ -569,16 +614,17 @@ export class SessionCore extends DisposableOwner {
    * settles an in-flight send as `session_exit`. A failed close is not cached: calling again retries
    * against the live process table.
    */
-  close(reason = 'closed'): Promise<SessionOutcome> {
+  close(reason = 'closed', graceMs?: number): Promise<SessionOutcome> {
     this.closing = true;
-    this.closeAttempt ??= this.runClose(reason).catch((error: unknown) => {
+    const grace = Math.min(this.spec.config.disposeGraceMs, graceMs ?? Number.POSITIVE_INFINITY);
+    this.closeAttempt ??= this.runClose(reason, Math.max(0, grace)).catch((error: unknown) => {
       this.closeAttempt = undefined;
       throw error;
     });
     return this.closeAttempt;
   }
 
-  private async runClose(reason: string): Promise<SessionOutcome> {
+  private async runClose(reason: string, graceMs: number): Promise<SessionOutcome> {
     const op = this.active?.op ?? this.startup;
     op?.stopReadiness();
     this.stopWriting();
@@ -592,12 +638,12 @@ export class SessionCore extends DisposableOwner {
     // Fault injection swallows every kill of the attempt, the container's included.
     const killContainer = kill === undefined ? this.containerKill() : undefined;
     if (this.root !== undefined) {
-      await teardownProcessTree(this.root, { graceMs: this.spec.config.disposeGraceMs, kill, killContainer });
+      await teardownProcessTree(this.root, { graceMs, kill, killContainer });
       await this.waitForExitEvent();
     } else {
       await killContainer?.(); // a launch that failed after the cgroup was made
     }
-    if (killContainer !== undefined) this.cgroup?.remove();
+    if (killContainer !== undefined) this.cgroups?.remove();
     op?.sessionExited();
     this.installation?.dispose();
     this.dispose(); // the replier, the live stream, the pty's listeners and every timer left
@@ -606,21 +652,21 @@ export class SessionCore extends DisposableOwner {
     return outcome;
   }
 
-  /** The cgroup kill for `teardownProcessTree`, when the session has a cgroup. */
+  /** The cgroup kill for `teardownProcessTree`, when the session has cgroups. */
   private containerKill(): (() => Promise<void>) | undefined {
-    const cgroup = this.cgroup;
-    return cgroup === undefined ? undefined : () => cgroup.kill();
+    const cgroups = this.cgroups;
+    return cgroups === undefined ? undefined : () => cgroups.kill();
   }
 
-  /** Removes a cgroup nothing was started in (a failed spawn); a leftover is swept by a successor. */
+  /** Removes cgroups nothing was started in (a failed spawn); a leftover is swept by a successor. */
   private removeEmptyCgroup(): void {
     try {
-      this.cgroup?.remove();
+      this.cgroups?.remove();
     } catch {
       // Not empty after all: close() kills and removes it.
       return;
     }
-    this.cgroup = undefined;
+    this.cgroups = undefined;
   }
 
   private async waitForExitEvent(): Promise<void> {
@@ -750,6 +796,7 @@ export class SessionCore extends DisposableOwner {
       exitCode: signal ? null : exitCode,
       signal: signal ? signalName(signal) : null,
       containment: this.exitStatus.containment,
+      limits: this.exitStatus.limits,
     };
     this.markExited();
     if (this.closing) return; // close() settles the send after its teardown
@@ -908,8 +955,8 @@ function fdStatusFlags(fd: number): number | undefined {
 }
 
 /** The containment a session gets from its sandbox's PID namespace and its cgroup. */
-function containmentOf(pidNamespace: boolean, cgroup: SessionCgroup | undefined): Containment {
-  if (cgroup === undefined) return pidNamespace ? 'pid-namespace' : 'process-tree';
+function containmentOf(pidNamespace: boolean, cgroup: boolean): Containment {
+  if (!cgroup) return pidNamespace ? 'pid-namespace' : 'process-tree';
   return pidNamespace ? 'pid-namespace+cgroup' : 'cgroup';
 }
 

@@ -5,6 +5,7 @@
  * against the real engine elsewhere.
  */
 import { TerminalError } from '../../src/shared/errors.js';
+import { unenforcedLimits } from '../../src/shared/session-limits.js';
 import type {
   Dialect,
   Disposable,
@@ -25,6 +26,8 @@ import type {
   TerminalSize,
 } from '../../src/shared/types.js';
 
+/** The limits every fake session reports: a fake has no cgroups. */
+export const FAKE_LIMITS = unenforcedLimits('a fake session has no cgroups');
 /** A promise with its resolvers, for gating fake work on the test's schedule. */
 export interface Gate {
   promise: Promise<void>;
@@ -56,7 +59,7 @@ export class FakeSession implements TerminalSession {
   script: FakeSendScript = (request) => ({ viewport: `ran: ${request.text}`, exitCode: 0 });
   /** Scrollback lines served by `read`. */
   lines: string[] = ['line 0', 'line 1', 'line 2'];
-  status_: SessionStatus = { kind: 'running', containment: 'process-tree' };
+  status_: SessionStatus = { kind: 'running', containment: 'process-tree', limits: FAKE_LIMITS };
   /** When set, sends settle only once it opens (a command that is still running). */
   holdSends: Gate | undefined;
   /** Live output subscribers (`onOutput`); `emitOutput` feeds them. */
@@ -146,7 +149,13 @@ export class FakeSession implements TerminalSession {
       throw new TerminalError('CLEANUP_FAILED', `fake teardown of ${this.id} failed`);
     }
     this.closed = true;
-    this.status_ = { kind: 'exited', exitCode: null, signal: 'SIGKILL', containment: 'process-tree' };
+    this.status_ = {
+      kind: 'exited',
+      exitCode: null,
+      signal: 'SIGKILL',
+      containment: 'process-tree',
+      limits: FAKE_LIMITS,
+    };
     return { status: this.status_, reason };
   }
 }

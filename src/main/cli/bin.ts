@@ -52,15 +52,24 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    const code = (error as { code?: string }).code;
-    process.stderr.write(
-      `agent-pty: ${code ? `[${code}] ` : ''}${(error as Error).message ?? String(error)}\n`,
-    );
-    process.exitCode = 1;
-  },
-);
+/**
+ * How long the process may wait, once its work is done, for stdout to take what is still buffered. A
+ * client that stopped reading never takes it, and a pending write would keep the process alive
+ * forever (SPEC §4.8: a server whose stdin closed exits within 5 s, even when its stdout is blocked).
+ */
+const FINAL_FLUSH_MS = 2_000;
+
+/** Ends the process with `code` once stdout is flushed, or after {@link FINAL_FLUSH_MS} regardless. */
+function exitWith(code: number): void {
+  process.exitCode = code;
+  // Unreferenced: a process whose writes are all done exits on its own, at once.
+  setTimeout(() => process.exit(code), FINAL_FLUSH_MS).unref();
+}
+
+main(process.argv.slice(2)).then(exitWith, (error: unknown) => {
+  const code = (error as { code?: string }).code;
+  process.stderr.write(
+    `agent-pty: ${code ? `[${code}] ` : ''}${(error as Error).message ?? String(error)}\n`,
+  );
+  exitWith(1);
+});

@@ -3,6 +3,7 @@
  * task per session, Comlink as the control plane, the host-exit guard. See docs/decisions/0001 for why
  * Piscina and Comlink are used this way and which guards make it safe.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { MessageChannel, type ResourceLimits, type Worker } from 'node:worker_threads';
 import * as Comlink from 'comlink';
@@ -23,7 +24,7 @@ import {
   type ThreadFaultKind,
 } from '../../shared/protocol.js';
 import type { SandboxProvider } from '../../shared/sandbox.js';
-import type { PtyEngine, SpawnOptions, TerminalSession } from '../../shared/types.js';
+import type { CloseOptions, PtyEngine, SpawnOptions, TerminalSession } from '../../shared/types.js';
 import { CgroupReaper } from './cgroup-reaper.js';
 import { HeartbeatMonitor, type HeartbeatStall } from './heartbeat-monitor.js';
 import { HostExitGuard } from './host-exit-guard.js';
@@ -137,7 +138,12 @@ export class Engine implements PtyEngine, EngineInternals {
       concurrentTasksPerWorker: SESSIONS_PER_THREAD,
       resourceLimits: { maxYoungGenerationSizeMb: ENGINE_YOUNG_GENERATION_MB, ...resourceLimits },
       // Each engine thread finds its cgroup home (and sweeps a dead predecessor's cgroups) at start.
-      workerData: { cgroupRoot: config.cgroupRoot } satisfies EngineWorkerData,
+      workerData: {
+        cgroupRoot: config.cgroupRoot,
+        engineKey: randomBytes(4).toString('hex'),
+        engineMemoryBytes: config.engineMemoryBytes,
+        heartbeats: this.heartbeats.poolBuffer,
+      } satisfies EngineWorkerData,
     });
     // A worker error with no task attached would otherwise be an unhandled 'error' event.
     this.pool.on('error', () => undefined);
@@ -156,6 +162,15 @@ export class Engine implements PtyEngine, EngineInternals {
     if (this.closing !== undefined) {
       return Promise.reject(new TerminalError('ENGINE_CLOSED', 'the engine is closed'));
     }
+    // Counted with the spawns in progress, so a burst of spawns cannot overshoot the bound.
+    if (this.live.size + this.pending.size >= this.config.maxSessions) {
+      return Promise.reject(
+        new TerminalError(
+          'SESSION_LIMIT',
+          `the engine has ${this.config.maxSessions} sessions open or starting (maxSessions); close one first`,
+        ),
+      );
+    }
     const attempt = this.spawnSession(options, signal);
     this.pending.add(attempt);
     const forget = () => this.pending.delete(attempt);
@@ -163,8 +178,8 @@ export class Engine implements PtyEngine, EngineInternals {
     return attempt;
   }
 
-  close(): Promise<void> {
-    this.closing ??= this.closeAll();
+  close(options: CloseOptions = {}): Promise<void> {
+    this.closing ??= this.closeAll(options);
     return this.closing;
   }
 
@@ -192,7 +207,7 @@ export class Engine implements PtyEngine, EngineInternals {
     signal: AbortSignal | undefined,
   ): Promise<TerminalSession> {
     signal?.throwIfAborted();
-    validateSpawnOptions(options);
+    const limits = validateSpawnOptions(options, this.config);
     const dialect = options.dialect ?? this.config.dialect;
     const selection = options.sandbox;
     const sandbox =
@@ -218,6 +233,7 @@ export class Engine implements PtyEngine, EngineInternals {
       config: this.config,
       // Confined modes run the shell in the sandbox's own PID namespace (bubblewrap's --unshare-pid).
       pidNamespace: selection !== undefined && selection.mode !== 'danger-full-access',
+      limits,
       ...(this.faults === undefined ? {} : { faults: this.faults }),
     };
 
@@ -304,7 +320,7 @@ export class Engine implements PtyEngine, EngineInternals {
       placement.threadId = info.threadId;
       launched = true;
       this.tasks.set(id, closeUnpublished);
-      this.guard.register(id, info.identity, info.cgroupDir);
+      this.guard.register(id, info.identity, info.cgroupDir, info.limitDirs);
       const { motd, shellPid } = await withAbort(
         call(() => proxy.awaitStartup()),
         signal,
@@ -322,6 +338,7 @@ export class Engine implements PtyEngine, EngineInternals {
             : { mode: selection.mode, workspaceRoot: selection.workspaceRoot },
         dialect,
         maxInputBytes: this.config.maxInputBytes,
+        maxScreenCells: this.config.maxScreenCells,
         proxy,
         controlPort: control.port1,
         dataPort: data.port1,
@@ -400,12 +417,12 @@ export class Engine implements PtyEngine, EngineInternals {
     void replaced.finally(() => this.replacements.delete(replaced));
   }
 
-  private async closeAll(): Promise<void> {
+  private async closeAll(options: CloseOptions): Promise<void> {
     // Spawns in progress finish (or fail) first, so none publishes a session after we looked.
     await Promise.allSettled([...this.pending]);
     const failures: unknown[] = [];
     const results = await Promise.allSettled(
-      [...this.live.values()].map((session) => session.close('engine closed')),
+      [...this.live.values()].map((session) => session.close('engine closed', options)),
     );
     for (const result of results) if (result.status === 'rejected') failures.push(result.reason);
     // Tasks still running (a close failed, or an unpublished shell's cleanup failed): kill their
@@ -467,19 +484,20 @@ function withAbort<T>(call: Promise<T>, signal: AbortSignal | undefined): Promis
   });
 }
 
+/** One promise per engine thread that resolves once it exited: every task of a dead thread shares it. */
+const threadExits = new WeakMap<Worker, Promise<void>>();
+
 /** Resolves once `thread` has exited (at once if it already has, or is unknown), or after `ms`. */
 function waitForThreadExit(thread: Worker | undefined, ms: number): Promise<void> {
   // Node sets threadId to -1 once a Worker has exited.
   if (thread === undefined || thread.threadId === -1) return Promise.resolve();
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      thread?.off('exit', done);
-      resolve();
-    }
-    thread.once('exit', done);
-  });
+  let exited = threadExits.get(thread);
+  if (exited === undefined) {
+    // One listener per thread, not per task: hundreds of tasks of one thread fail together.
+    exited = new Promise<void>((resolve) => thread.once('exit', () => resolve()));
+    threadExits.set(thread, exited);
+  }
+  return withTimeout(exited, ms).then(() => undefined);
 }
 
 /** Resolves like `work`, or resolves undefined after `ms` (a bounded wait that never rejects on time). */

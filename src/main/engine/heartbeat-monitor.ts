@@ -1,30 +1,46 @@
 /**
- * The host's side of the heartbeat (src/shared/heartbeat.ts): watches each session task's counter and
- * reports a task whose counter stopped moving. Judged by change, never by the host's own clock alone:
- * a host that was blocked itself sees the counters moved and reports nothing.
+ * The host's side of the heartbeat (src/shared/heartbeat.ts): watches one counter per engine thread —
+ * the slot each session task names as its thread's once it started — and reports the tasks of a
+ * thread whose counter stopped moving, or a task that never started. Judged by change, never by the
+ * host's own clock alone: a host that was blocked itself sees the counters moved and reports nothing.
  */
-import { HEARTBEAT_BYTES, HeartbeatReason, HeartbeatTiming } from '../../shared/heartbeat.js';
+import {
+  HEARTBEAT_BYTES,
+  HEARTBEAT_POOL_BYTES,
+  HeartbeatReason,
+  HeartbeatTiming,
+} from '../../shared/heartbeat.js';
 
 /** Why a watched task was reported. */
 export type HeartbeatStall = (typeof HeartbeatReason)[keyof typeof HeartbeatReason];
 
-interface Watched {
-  counter: Int32Array;
+interface WatchedTask {
+  /** The task's buffer: its thread's slot once it started, 0 before. */
+  started: Int32Array;
+  /** When watching began (the bound of a task that never starts counts from here). */
+  since: number;
+}
+
+interface WatchedThread {
   last: number;
   changedAt: number;
 }
 
-/** Watches heartbeat counters; calls `onStall(id, reason)` once per task that stops beating. */
+/** Watches the engine threads of a pool; calls `onStall(id, reason)` once per task of a stopped thread. */
 export class HeartbeatMonitor {
-  private readonly watched = new Map<string, Watched>();
+  /** The pool's buffer, handed to every thread (Piscina's workerData). */
+  readonly poolBuffer = new SharedArrayBuffer(HEARTBEAT_POOL_BYTES);
+  private readonly counters = new Int32Array(this.poolBuffer);
+  private readonly tasks = new Map<string, WatchedTask>();
+  private readonly threads = new Map<number, WatchedThread>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly onStall: (id: string, reason: HeartbeatStall) => void) {}
 
-  /** A new counter for task `id`, watched from now on (it goes to the task in its data). */
+  /** A new buffer for task `id`, watched from now on (it goes to the task in its data). */
   watch(id: string): SharedArrayBuffer {
     const buffer = new SharedArrayBuffer(HEARTBEAT_BYTES);
-    this.watched.set(id, { counter: new Int32Array(buffer), last: 0, changedAt: performance.now() });
+    this.tasks.set(id, { started: new Int32Array(buffer), since: performance.now() });
     if (this.timer === undefined) {
       this.timer = setInterval(this.check, HeartbeatTiming.checkIntervalMs);
       this.timer.unref(); // watching never keeps the host alive
@@ -34,34 +50,47 @@ export class HeartbeatMonitor {
 
   /** Stops watching task `id` (it finished, or was reported). */
   unwatch(id: string): void {
-    this.watched.delete(id);
-    if (this.watched.size === 0 && this.timer !== undefined) {
+    this.tasks.delete(id);
+    if (this.tasks.size === 0 && this.timer !== undefined) {
       clearInterval(this.timer);
       this.timer = undefined;
+      this.threads.clear();
     }
   }
 
   /** Stops watching everything. */
   dispose(): void {
-    for (const id of [...this.watched.keys()]) this.unwatch(id);
+    for (const id of [...this.tasks.keys()]) this.unwatch(id);
   }
 
   private readonly check = (): void => {
     const now = performance.now();
-    const stalled: Array<[string, HeartbeatStall]> = [];
-    for (const [id, entry] of this.watched) {
-      const value = Atomics.load(entry.counter, 0);
-      if (value !== entry.last) {
-        entry.last = value;
-        entry.changedAt = now;
-        continue;
-      }
-      const started = value !== 0;
-      const bound = started ? HeartbeatTiming.stallMs : HeartbeatTiming.firstBeatMs;
-      if (now - entry.changedAt > bound) {
-        stalled.push([id, started ? HeartbeatReason.stalled : HeartbeatReason.neverStarted]);
+    const stalledSlots = new Set<number>();
+    const watchedSlots = new Set<number>();
+    for (const task of this.tasks.values()) {
+      const slot = Atomics.load(task.started, 0);
+      if (slot !== 0) watchedSlots.add(slot);
+    }
+    for (const slot of watchedSlots) {
+      const value = Atomics.load(this.counters, slot);
+      const thread = this.threads.get(slot);
+      if (thread === undefined || thread.last !== value) {
+        this.threads.set(slot, { last: value, changedAt: now });
+      } else if (now - thread.changedAt > HeartbeatTiming.stallMs) {
+        stalledSlots.add(slot);
       }
     }
+    for (const slot of this.threads.keys()) if (!watchedSlots.has(slot)) this.threads.delete(slot);
+    const stalled: Array<[string, HeartbeatStall]> = [];
+    for (const [id, task] of this.tasks) {
+      const slot = Atomics.load(task.started, 0);
+      if (slot === 0) {
+        if (now - task.since > HeartbeatTiming.firstBeatMs) stalled.push([id, HeartbeatReason.neverStarted]);
+      } else if (stalledSlots.has(slot)) {
+        stalled.push([id, HeartbeatReason.stalled]);
+      }
+    }
+    for (const slot of stalledSlots) this.threads.delete(slot);
     for (const [id, reason] of stalled) {
       this.unwatch(id);
       this.onStall(id, reason);

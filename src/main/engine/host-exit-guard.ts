@@ -25,6 +25,8 @@ let hooksInstalled = false;
 export interface GuardedSession extends ProcessIdentity {
   /** The session's cgroup directory (written `cgroup.kill` when the session must die). */
   cgroupDir?: string | undefined;
+  /** The session's cgroup v1 limit directories: v1 has no `cgroup.kill`, so their members are SIGKILLed. */
+  limitDirs?: readonly string[];
 }
 
 /** Remembers pty children and kills their terminal sessions when the host goes away. */
@@ -37,8 +39,13 @@ export class HostExitGuard {
   }
 
   /** Starts guarding the pty child of session `id`. */
-  register(id: string, identity: ProcessIdentity, cgroupDir?: string): void {
-    this.roots.set(id, { ...identity, cgroupDir });
+  register(
+    id: string,
+    identity: ProcessIdentity,
+    cgroupDir?: string,
+    limitDirs: readonly string[] = [],
+  ): void {
+    this.roots.set(id, { ...identity, cgroupDir, limitDirs });
   }
 
   /** The guarded pty child of session `id`, if any. */
@@ -119,6 +126,7 @@ function uninstallHooks(): void {
 export function killTerminalSessions(roots: GuardedSession[]): void {
   if (roots.length === 0) return;
   for (const root of roots) if (root.cgroupDir !== undefined) killCgroupNow(root.cgroupDir);
+  killV1MembersNow(roots.flatMap((root) => root.limitDirs ?? []));
   const table = readProcessTable();
   const byPid = new Map(table.map((entry) => [entry.pid, entry]));
   const victims = new Set<number>();
@@ -165,6 +173,44 @@ function killCgroupNow(dir: string): void {
   } catch {
     // Already removed (its session closed meanwhile), or never populated: nothing left to kill.
   }
+}
+
+/** Kill rounds over the v1 limit cgroups: members forked between two rounds are caught by the next. */
+const V1_KILL_ROUNDS = 20;
+
+/**
+ * SIGKILLs every member of the v1 cgroups `dirs`, in rounds until they are empty (bounded: a host
+ * must never hang on its way out). A pid listed in `cgroup.procs` is a member of the session at that
+ * moment, so nothing outside it is signalled. Synchronous, so it works in 'exit'.
+ */
+function killV1MembersNow(dirs: readonly string[]): void {
+  for (let round = 0; round < V1_KILL_ROUNDS && dirs.length > 0; round++) {
+    const members = dirs.flatMap(membersOf);
+    if (members.length === 0) return;
+    for (const pid of members) {
+      if (pid <= 1 || pid === process.pid) continue;
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // ESRCH: it is already gone, which is the goal.
+      }
+    }
+    sleepSync(1);
+  }
+}
+
+/** The pids of a cgroup's `cgroup.procs` (none when it is gone). */
+function membersOf(dir: string): number[] {
+  let text: string;
+  try {
+    text = readFileSync(`${dir}/cgroup.procs`, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .map(Number)
+    .filter((pid) => Number.isInteger(pid) && pid > 0);
 }
 
 /** Upper bound of the synchronous wait in 'exit': a host must never hang on its way out. */

@@ -1,11 +1,18 @@
 /** Validation of `engine.spawn()` options: bad input gets a coded error that names the field. */
+import { type EngineConfig, MIN_SESSION_PIDS, sessionMemoryFloor } from '../../shared/config.js';
 import { DIALECTS, isDialect } from '../../shared/dialects.js';
 import { TerminalError } from '../../shared/errors.js';
-import { terminalDimensionProblem } from '../../shared/terminal-size.js';
+import { screenCellsProblem, terminalDimensionProblem } from '../../shared/terminal-size.js';
 import { SANDBOX_MODES, type SpawnOptions } from '../../shared/types.js';
 
+/** The limits of a spawn (SPEC §4.8): its own `limits`, else the engine's. */
+export interface ResolvedSpawnLimits {
+  memoryBytes: number;
+  pids: number;
+}
+
 /** Throws TerminalError('INVALID_ARGUMENT') naming the first invalid field. */
-export function validateSpawnOptions(options: SpawnOptions): void {
+export function validateSpawnOptions(options: SpawnOptions, config: EngineConfig): ResolvedSpawnLimits {
   const fail = (field: string, rule: string): never => {
     throw new TerminalError('INVALID_ARGUMENT', `invalid spawn option ${field}: ${rule}`);
   };
@@ -20,6 +27,12 @@ export function validateSpawnOptions(options: SpawnOptions): void {
     const problem = options[field] === undefined ? undefined : terminalDimensionProblem(options[field]);
     if (problem !== undefined) fail(field, problem);
   }
+  const cells = screenCellsProblem(
+    options.rows ?? config.rows,
+    options.cols ?? config.cols,
+    config.maxScreenCells,
+  );
+  if (cells !== undefined) fail(options.rows === undefined ? 'cols' : 'rows', cells);
   if (options.env !== undefined) {
     if (typeof options.env !== 'object' || options.env === null) fail('env', 'must be an object of strings');
     for (const [key, value] of Object.entries(options.env)) {
@@ -37,4 +50,29 @@ export function validateSpawnOptions(options: SpawnOptions): void {
     if (explicit !== undefined && typeof explicit !== 'boolean')
       fail('sandbox.workspaceExplicit', 'must be a boolean');
   }
+  return spawnLimits(options, config, fail);
+}
+
+/** The spawn's limits, each checked against the rule the config's own value obeys. */
+function spawnLimits(
+  options: SpawnOptions,
+  config: EngineConfig,
+  fail: (field: string, rule: string) => never,
+): ResolvedSpawnLimits {
+  const limits = options.limits;
+  if (limits === undefined) return { memoryBytes: config.sessionMemoryBytes, pids: config.sessionPids };
+  if (typeof limits !== 'object' || limits === null)
+    fail('limits', 'must be an object { memoryBytes?, pids? }');
+  const { memoryBytes, pids } = limits;
+  const floor = sessionMemoryFloor(config.tmpfsBytes);
+  if (memoryBytes !== undefined && (!Number.isSafeInteger(memoryBytes) || memoryBytes < floor)) {
+    fail(
+      'limits.memoryBytes',
+      `must be an integer >= 3 × tmpfsBytes + 256 MiB (${floor}): the tmpfs pages a session writes count against it`,
+    );
+  }
+  if (pids !== undefined && (!Number.isSafeInteger(pids) || pids < MIN_SESSION_PIDS)) {
+    fail('limits.pids', `must be an integer >= ${MIN_SESSION_PIDS}`);
+  }
+  return { memoryBytes: memoryBytes ?? config.sessionMemoryBytes, pids: pids ?? config.sessionPids };
 }

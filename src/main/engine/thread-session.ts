@@ -11,6 +11,7 @@ import type { SessionThreadApi } from '../../shared/protocol.js';
 import { assertSignalName } from '../../shared/signals.js';
 import { assertTerminalSize } from '../../shared/terminal-size.js';
 import type {
+  CloseOptions,
   Dialect,
   Disposable,
   OutputChunk,
@@ -40,6 +41,8 @@ export interface ThreadSessionParts {
   dialect: Dialect;
   /** Largest input of one send (config `maxInputBytes`), checked before the call crosses threads. */
   maxInputBytes: number;
+  /** Largest `rows × cols` (config `maxScreenCells`), checked before a resize crosses threads. */
+  maxScreenCells: number;
   /** Comlink proxy of the session task on its engine thread. */
   proxy: Comlink.Remote<SessionThreadApi>;
   controlPort: MessagePort;
@@ -179,7 +182,7 @@ export class ThreadSession implements TerminalSession {
   resize(size: TerminalSize): Promise<void> {
     return this.call(async () => {
       // Checked here too: only a plain, valid `{ rows, cols }` crosses to the thread.
-      assertTerminalSize(size);
+      assertTerminalSize(size, this.parts.maxScreenCells);
       return this.proxy.resize({ rows: size.rows, cols: size.cols });
     });
   }
@@ -204,7 +207,7 @@ export class ThreadSession implements TerminalSession {
     };
   }
 
-  close(reason = 'closed'): Promise<SessionOutcome> {
+  close(reason = 'closed', options: CloseOptions = {}): Promise<SessionOutcome> {
     this.closeCall ??= (async () => {
       if (this.closed) throw new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`);
       // The close's reply comes after every earlier reply (one port, in order), so a send in flight has
@@ -217,7 +220,10 @@ export class ThreadSession implements TerminalSession {
           () => new Promise<never>(() => undefined),
         ),
       );
-      const outcome = await raceDeath(Promise.race([this.proxy.close(reason), taskOutcome]), this.death);
+      const outcome = await raceDeath(
+        Promise.race([this.proxy.close(reason, options.graceMs), taskOutcome]),
+        this.death,
+      );
       // The task resolves right after close(); waiting for it means the thread holds nothing of ours.
       await raceDeath(this.parts.taskDone, this.death).catch(() => undefined);
       this.closed = true;

@@ -5,9 +5,12 @@
  * other's sessions. Spawns in progress are reservations: they count as owner activity and are
  * aborted by disposal.
  */
+
 import { describeError, TerminalBackendCleanupError, TerminalError } from '../../shared/errors.js';
+import { LIMITS_UNKNOWN } from '../../shared/session-limits.js';
 import { assertSignalName } from '../../shared/signals.js';
 import type {
+  CloseOptions,
   Dialect,
   Disposable,
   OutputChunk,
@@ -78,6 +81,11 @@ export interface PtySpawnRequest {
   rows?: number;
   /** Terminal columns (default: the engine's). */
   cols?: number;
+  /**
+   * Refuse with SESSION_LIMIT when the owner already has this many sessions open or starting (an MCP
+   * connection's `--max-sessions`, SPEC §4.8).
+   */
+  maxOwnerSessions?: number;
 }
 
 /** A session as its owner sees it. */
@@ -142,7 +150,7 @@ export interface PtyService {
   /** True while the owner has an open session or a spawn in progress. */
   hasOwnerActivity(owner: string): boolean;
   /** Aborts the owner's spawns and closes its sessions; failures are reported together. */
-  disposeOwned(owner: string, reason?: string): Promise<void>;
+  disposeOwned(owner: string, reason?: string, options?: CloseOptions): Promise<void>;
   /** Closes everything and clears every registry even when closes fail; failures reported together. */
   dispose(): Promise<void>;
 }
@@ -175,9 +183,18 @@ async function readStatus(session: TerminalSession): Promise<SessionStatus> {
     // Listings and spawn results must still render; the dead session is exited for every purpose.
     void threadGone;
     // Its containment is unknown now; the host-exit guard killed it by process tree.
-    return { kind: 'exited', exitCode: null, signal: null, containment: 'process-tree' };
+    return {
+      kind: 'exited',
+      exitCode: null,
+      signal: null,
+      containment: 'process-tree',
+      limits: LIMITS_UNKNOWN,
+    };
   }
 }
+
+/** Longest part of an unknown session id that an error message repeats. */
+const MAX_ECHOED_ID_CHARS = 64;
 
 /** Creates an empty PTY service. */
 export function createPtyService(): PtyService {
@@ -196,7 +213,12 @@ export function createPtyService(): PtyService {
     assertOpen();
     const record = records.get(id);
     if (record === undefined || record.owner !== owner) {
-      throw new TerminalError('UNKNOWN_SESSION', `unknown PTY session: ${id}`);
+      // An id is echoed only in part: a client's megabytes of id must not come back as megabytes of error.
+      const shown =
+        id.length > MAX_ECHOED_ID_CHARS
+          ? `${id.slice(0, MAX_ECHOED_ID_CHARS)}… (${id.length} characters)`
+          : id;
+      throw new TerminalError('UNKNOWN_SESSION', `unknown PTY session: ${shown}`);
     }
     return record;
   }
@@ -226,9 +248,13 @@ export function createPtyService(): PtyService {
   }
 
   /** Closes a record once; concurrent callers share the close, a failed close is forgotten. */
-  function closeRecord(record: SessionRecord, reason: string): { shared: boolean; done: Promise<void> } {
+  function closeRecord(
+    record: SessionRecord,
+    reason: string,
+    options: CloseOptions = {},
+  ): { shared: boolean; done: Promise<void> } {
     if (record.closing !== undefined) return { shared: true, done: record.closing };
-    const done = record.session.close(reason).then(
+    const done = record.session.close(reason, options).then(
       () => {
         records.delete(record.id);
       },
@@ -241,8 +267,14 @@ export function createPtyService(): PtyService {
     return { shared: false, done };
   }
 
-  async function closeAll(selected: SessionRecord[], reason: string): Promise<unknown[]> {
-    const outcomes = await Promise.allSettled(selected.map((record) => closeRecord(record, reason).done));
+  async function closeAll(
+    selected: SessionRecord[],
+    reason: string,
+    options: CloseOptions = {},
+  ): Promise<unknown[]> {
+    const outcomes = await Promise.allSettled(
+      selected.map((record) => closeRecord(record, reason, options).done),
+    );
     return outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
   }
 
@@ -298,6 +330,19 @@ export function createPtyService(): PtyService {
         );
       }
       signal?.throwIfAborted();
+      if (request.maxOwnerSessions !== undefined) {
+        // Counted with the owner's spawns in progress (reserved below, with no await in between),
+        // so concurrent opens cannot overshoot the bound.
+        const held =
+          [...records.values()].filter((record) => record.owner === owner).length +
+          [...reservations].filter((reservation) => reservation.owner === owner).length;
+        if (held >= request.maxOwnerSessions) {
+          throw new TerminalError(
+            'SESSION_LIMIT',
+            `this connection has ${request.maxOwnerSessions} terminals open or opening (--max-sessions); close one first`,
+          );
+        }
+      }
       // `local` is this machine, the same as no world: snapshots name only far worlds.
       const world = request.world === LOCAL_WORLD ? undefined : request.world;
 
@@ -404,12 +449,12 @@ export function createPtyService(): PtyService {
       return false;
     },
 
-    async disposeOwned(owner, reason = 'owner disposed') {
+    async disposeOwned(owner, reason = 'owner disposed', options = {}) {
       assertOpen();
       const spawning = [...reservations].filter((reservation) => reservation.owner === owner);
       await abortReservations(spawning, new TerminalError('ABORTED', `PTY spawn aborted: ${reason}`));
       const owned = [...records.values()].filter((record) => record.owner === owner);
-      reportFailures(await closeAll(owned, reason), `disposing the PTY sessions of ${owner}`);
+      reportFailures(await closeAll(owned, reason, options), `disposing the PTY sessions of ${owner}`);
     },
 
     async dispose() {

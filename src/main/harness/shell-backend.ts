@@ -100,9 +100,9 @@ function releasingOnClose(session: TerminalSession, fence: SandboxFence): Termin
     status: () => session.status(),
     resize: (size) => session.resize(size),
     onOutput: (listener) => session.onOutput(listener),
-    async close(reason) {
+    async close(reason, options) {
       // Released only after a successful close: a failed close may leave processes of this mode.
-      const outcome = await session.close(reason);
+      const outcome = await session.close(reason, options);
       fence.release();
       return outcome;
     },

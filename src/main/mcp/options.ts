@@ -1,4 +1,4 @@
-/** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--world NAME=COMMAND …]`. */
+/** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--max-sessions N] [--world NAME=COMMAND …]`. */
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { DIALECTS, isDialect } from '../../shared/dialects.js';
@@ -18,9 +18,12 @@ export const MCP_DEFAULT_MODE: SandboxMode = 'workspace-write';
  */
 export const MCP_DEFAULT_MAX_WAIT_MS = 50_000;
 
+/** Default of `--max-sessions`: terminals one MCP connection may hold at once (SPEC §4.8). */
+export const MCP_DEFAULT_MAX_SESSIONS = 32;
+
 /** Usage line of the subcommand, quoted by every options error. */
 export const MCP_USAGE_LINE =
-  'agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--world NAME=COMMAND …]';
+  'agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--max-sessions N] [--world NAME=COMMAND …]';
 
 /** Text of `agent-pty mcp --help`. */
 export const MCP_HELP = `${MCP_USAGE_LINE}
@@ -38,6 +41,7 @@ Options:
   --shell NAME          shell of a terminal_open that names none: ${DIALECTS.join(', ')} (default bash)
   --max-wait MS         longest wait of one terminal_send call in ms (default ${MCP_DEFAULT_MAX_WAIT_MS});
                         keep it below the client's tool timeout
+  --max-sessions N      terminals the connection may hold at once (default ${MCP_DEFAULT_MAX_SESSIONS})
   --world NAME=COMMAND  an execution world terminal_open can name, reached by running COMMAND
                         (repeatable), e.g. --world 'box=ssh box agent-pty serve --stdio'
   -h, --help            print this help
@@ -54,6 +58,8 @@ export interface McpOptions {
   workspaceRoot: string;
   /** Longest wait of one `terminal_send` call in ms (larger `timeoutMs` values are clamped to it). */
   maxWaitMs: number;
+  /** Most terminals the connection may hold at once; one more `terminal_open` is refused (SESSION_LIMIT). */
+  maxSessions: number;
   /** Execution worlds (SPEC §10): name → transport argv, from `--world NAME=COMMAND` (repeatable). */
   worlds?: Record<string, string[]>;
   /** Shell of a `terminal_open` that names none (default: the engine's, bash). */
@@ -75,6 +81,7 @@ export function parseMcpOptions(argv: readonly string[], cwd = process.cwd(), ho
     mode: MCP_DEFAULT_MODE,
     workspaceRoot: cwd,
     maxWaitMs: MCP_DEFAULT_MAX_WAIT_MS,
+    maxSessions: MCP_DEFAULT_MAX_SESSIONS,
   };
   let workspaceGiven = false;
   for (let index = 0; index < argv.length; index++) {
@@ -119,6 +126,16 @@ export function parseMcpOptions(argv: readonly string[], cwd = process.cwd(), ho
         );
       }
       options.maxWaitMs = ms;
+    } else if (flag === '--max-sessions') {
+      const text = value();
+      const count = Number(text);
+      if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(count) || count < 1) {
+        throw new TerminalError(
+          'INVALID_ARGUMENT',
+          `agent-pty mcp: --max-sessions must be a whole number of terminals (1 or more), e.g. 32; got '${text}'`,
+        );
+      }
+      options.maxSessions = count;
     } else if (flag === '--world') {
       const spec = value();
       const separator = spec.indexOf('=');

@@ -18,6 +18,13 @@ import { createTerminalMcpServer } from './terminal-mcp-server.js';
 /** Signals that end the connection (and with it every terminal) instead of killing the process outright. */
 const SHUTDOWN_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 
+/** Why the connection ended when the client closed its end of stdin. */
+const STDIN_CLOSED = 'stdin closed';
+/**
+ * SIGTERM → SIGKILL grace of the terminals once the client is gone: short, so the process is gone
+ * within seconds even when its stdout is blocked (SPEC §4.8; bin.ts bounds the final flush).
+ */
+export const CLIENT_GONE_GRACE_MS = 1_000;
 /** What each sandbox mode lets a shell write, in the words of the server's instructions. */
 const MODE_MEANING: Record<SandboxMode, string> = {
   'read-only': 'nothing is writable but a private /tmp',
@@ -51,6 +58,7 @@ export async function runMcpServer(argv: string[]): Promise<void> {
     pty,
     owner: CONNECTION_OWNER,
     maxWaitMs: options.maxWaitMs,
+    maxSessions: options.maxSessions,
     instructionsSuffix:
       `\nThis server runs every terminal in sandbox mode ${options.mode} (${MODE_MEANING[options.mode]}) ` +
       `with workspace ${options.workspaceRoot}.\n` +
@@ -68,23 +76,26 @@ export async function runMcpServer(argv: string[]): Promise<void> {
   // terminals are still being closed (that would orphan them).
   const onSignal = (signal: NodeJS.Signals) => endConnection(signal);
   for (const signal of SHUTDOWN_SIGNALS) process.on(signal, onSignal);
-  const onStdinEnd = () => endConnection('stdin closed');
+  const onStdinEnd = () => endConnection(STDIN_CLOSED);
   process.stdin.once('end', onStdinEnd);
   process.stdin.once('close', onStdinEnd);
   server.onclose = () => endConnection('connection closed');
   server.onerror = (error) => process.stderr.write(`agent-pty mcp: ${describeError(error)}\n`);
 
   const failures: unknown[] = [];
+  let why = 'setup failed';
   try {
     // Not the SDK's StdioServerTransport: it drops the connection on a line over 10 MiB (SPEC §4.7).
     await server.connect(new StdioLineTransport(process.stdin, process.stdout));
-    const why = await ended;
+    why = await ended;
     process.stderr.write(`agent-pty mcp: ${why}; closing terminals\n`);
   } finally {
-    // Order: stop answering, close the connection's terminals, then the engine and the rest.
+    // Order: stop answering, close the connection's terminals, then the engine and the rest. A client
+    // that is gone (its stdin ended) waits for nobody: the terminals get a short grace (SPEC §4.8).
     await server.close().catch((error: unknown) => failures.push(error));
+    const grace = why === STDIN_CLOSED ? { graceMs: CLIENT_GONE_GRACE_MS } : {};
     await pty
-      .disposeOwned(CONNECTION_OWNER, 'MCP connection closed')
+      .disposeOwned(CONNECTION_OWNER, 'MCP connection closed', grace)
       .catch((error: unknown) => failures.push(error));
     await host.dispose().catch((error: unknown) => failures.push(error));
     process.stdin.off('end', onStdinEnd);

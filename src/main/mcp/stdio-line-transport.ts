@@ -11,6 +11,17 @@ import { findRequestId } from './request-id-scan.js';
 
 /** The largest request line this server parses (SPEC §4.7): a send's input is far smaller (1 MiB). */
 export const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
+/**
+ * Output written but not yet taken by the client, at most, before requests stop being read (SPEC
+ * §4.8): a client that never reads cannot grow the server by more than this (plus one request).
+ */
+export const MAX_UNSENT_BYTES = 16 * 1024 * 1024;
+/**
+ * While requests are not read, input is still taken off the pipe up to this much, unprocessed: so a
+ * client that stopped reading and then closed its end is seen closing (the stream must be read to its
+ * end for that), and the server can go down.
+ */
+const MAX_HELD_INPUT_BYTES = 1024 * 1024;
 /** Bytes kept from each end of a skipped line to find its id: far more than any request's envelope. */
 const ID_SEARCH_BYTES = 4 * 1024;
 /** JSON-RPC "Invalid Request": the answer to a skipped line. */
@@ -28,6 +39,8 @@ interface Skipped {
 export interface StdioLineTransportOptions {
   /** Longest line parsed (default {@link MAX_REQUEST_BYTES}). */
   maxLineBytes?: number;
+  /** Unsent output at most before requests stop being read (default {@link MAX_UNSENT_BYTES}). */
+  maxUnsentBytes?: number;
 }
 
 /** Newline-delimited JSON-RPC over a readable and a writable stream (stdin/stdout). */
@@ -37,10 +50,16 @@ export class StdioLineTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   private readonly maxLineBytes: number;
+  private readonly maxUnsentBytes: number;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private skipped: Skipped | undefined;
   private started = false;
+  /** Input taken off the pipe while the output is over its bound: processed once the client reads again. */
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  /** The output is over {@link MAX_UNSENT_BYTES}: requests wait until it drained. */
+  private blocked = false;
 
   constructor(
     private readonly input: NodeJS.ReadableStream = process.stdin,
@@ -48,6 +67,7 @@ export class StdioLineTransport implements Transport {
     options: StdioLineTransportOptions = {},
   ) {
     this.maxLineBytes = options.maxLineBytes ?? MAX_REQUEST_BYTES;
+    this.maxUnsentBytes = options.maxUnsentBytes ?? MAX_UNSENT_BYTES;
   }
 
   async start(): Promise<void> {
@@ -61,15 +81,54 @@ export class StdioLineTransport implements Transport {
     return new Promise((resolve) => {
       if (this.output.write(`${JSON.stringify(message)}\n`)) resolve();
       else this.output.once('drain', resolve);
+      this.limitUnsent();
     });
+  }
+
+  /** Output written and not yet taken by the client, in bytes. */
+  private unsentBytes(): number {
+    return (this.output as NodeJS.WritableStream & { writableLength?: number }).writableLength ?? 0;
+  }
+
+  /** Stops taking requests while too much output waits for the client; goes on once it drained. */
+  private limitUnsent(): void {
+    if (this.blocked || this.unsentBytes() <= this.maxUnsentBytes) return;
+    this.blocked = true;
+    this.output.once('drain', this.onDrain);
+  }
+
+  private readonly onDrain = (): void => {
+    this.blocked = false;
+    const held = this.held;
+    this.held = [];
+    this.heldBytes = 0;
+    this.input.resume();
+    for (let i = 0; i < held.length; i++) {
+      if (this.blocked) {
+        // The answers to the held requests filled the output again: keep the rest for the next drain.
+        this.hold(Buffer.concat(held.slice(i)));
+        return;
+      }
+      this.onData(held[i]!);
+    }
+  };
+
+  /** Keeps input for later; stops reading the pipe once enough is held. */
+  private hold(chunk: Buffer): void {
+    this.held.push(chunk);
+    this.heldBytes += chunk.length;
+    if (this.heldBytes >= MAX_HELD_INPUT_BYTES) this.input.pause();
   }
 
   async close(): Promise<void> {
     this.input.off('data', this.onData);
     this.input.off('error', this.onInputError);
     if (this.input.listenerCount('data') === 0) this.input.pause();
+    this.output.off('drain', this.onDrain);
     this.pending = [];
     this.pendingBytes = 0;
+    this.held = [];
+    this.heldBytes = 0;
     this.skipped = undefined;
     this.onclose?.();
   }
@@ -82,6 +141,11 @@ export class StdioLineTransport implements Transport {
     const data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     let start = 0;
     for (;;) {
+      if (this.blocked) {
+        // Requests answered so far filled the output: the rest waits until the client reads.
+        if (start < data.length) this.hold(data.subarray(start));
+        return;
+      }
       const newline = data.indexOf(NEWLINE, start);
       if (newline === -1) {
         this.take(data.subarray(start));

@@ -20,7 +20,7 @@ import type { PtyService } from '../harness/pty-service.js';
 import { runTerminalTool, TERMINAL_TOOLS } from '../tools/catalog.js';
 import { TERMINAL_TOOLS_GUIDANCE } from '../tools/guidance.js';
 import type { LiveLinesBatch } from '../tools/live-lines.js';
-import { MCP_DEFAULT_MAX_WAIT_MS } from './options.js';
+import { MCP_DEFAULT_MAX_SESSIONS, MCP_DEFAULT_MAX_WAIT_MS } from './options.js';
 
 /** Server name announced to clients. */
 export const MCP_SERVER_NAME = 'agent-pty';
@@ -38,6 +38,8 @@ export interface TerminalMcpServerOptions {
    * default) are clamped to it. Default {@link MCP_DEFAULT_MAX_WAIT_MS}.
    */
   maxWaitMs?: number;
+  /** Most terminals the connection may hold at once (`--max-sessions`). Default {@link MCP_DEFAULT_MAX_SESSIONS}. */
+  maxSessions?: number;
   /** Appended to the instructions (e.g. the sandbox mode this server enforces). */
   instructionsSuffix?: string;
 }
@@ -74,6 +76,7 @@ export function createTerminalMcpServer(options: TerminalMcpServerOptions): Serv
       // Interrupting it is the model's decision (terminal_signal), never a side effect of a timeout.
       signal: extra.signal,
       maxWaitMs,
+      maxSessions: options.maxSessions ?? MCP_DEFAULT_MAX_SESSIONS,
       ...(options.maxResultBytes === undefined ? {} : { maxResultBytes: options.maxResultBytes }),
       ...(progressToken === undefined
         ? {}

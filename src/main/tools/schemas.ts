@@ -26,7 +26,30 @@ export const sessionStatusOutput = z.discriminatedUnion('kind', [
 /** What contains a session's processes (SPEC §4.6); reported beside `status`, not inside it. */
 export const containmentOutput = z.enum(['pid-namespace+cgroup', 'cgroup', 'pid-namespace', 'process-tree']);
 
-/** A session status as tool results carry it: `{ kind, exitCode?, signal? }` without the containment. */
+/** A limit nothing enforces here, with the reason (SPEC §4.8). */
+const unenforcedOutput = z.strictObject({ enforcedBy: z.literal('none'), reason: z.string() });
+const enforcerOutput = z.enum(['cgroup-v2', 'cgroup-v1']);
+
+/** A session's limits and what enforces each (`status().limits`, SPEC §4.8). */
+export const limitsOutput = z.strictObject({
+  memory: z.union([
+    z.strictObject({ bytes: z.number().int(), engineBytes: z.number().int(), enforcedBy: enforcerOutput }),
+    unenforcedOutput,
+  ]),
+  pids: z.union([z.strictObject({ max: z.number().int(), enforcedBy: enforcerOutput }), unenforcedOutput]),
+  cpu: z.union([
+    z.strictObject({ weight: z.literal('equal'), enforcedBy: enforcerOutput }),
+    unenforcedOutput,
+  ]),
+});
+
+/** Limit events of a session since its previous result (SPEC §4.8). */
+export const limitEventsOutput = z.strictObject({
+  oomKills: z.number().int(),
+  pidsRefused: z.number().int(),
+});
+
+/** A session status as tool results carry it: `{ kind, exitCode?, signal? }` without the containment and limits. */
 export function statusOutput(status: SessionStatus): z.infer<typeof sessionStatusOutput> {
   if (status.kind === 'running') return { kind: 'running' };
   return {

@@ -6,6 +6,7 @@
  * person sees exactly what a model gets; `hint` carries the same notes for clients that read only JSON.
  */
 import type { TerminalSendResult } from '../../shared/types.js';
+import { renderLimitEvents } from './limit-note.js';
 import {
   hintOf,
   plainLine,
@@ -16,6 +17,7 @@ import {
   renderSession,
   renderTruncated,
   renderWait,
+  sentenceLine,
   textOf,
 } from './render.js';
 import { capTail, countLines } from './result-cap.js';
@@ -51,6 +53,7 @@ export function renderSendResult(result: TerminalSendResult, options: SendResult
     ...(result.exitCode === undefined ? [] : [renderExit(result.exitCode)]),
     ...renderForeground(result.foreground),
     plainLine(renderSession(result.sessionStatus)),
+    ...renderLimitEvents(result.limitEvents, result.sessionStatus.limits).map(sentenceLine),
     ...(options.extraLines ?? []),
   ];
   // The note's length depends on the kept line count; reserve room for its longest form.

@@ -8,7 +8,14 @@ import { MAX_TERMINAL_DIMENSION } from '../../shared/terminal-size.js';
 import { DEFAULT_BACKEND_TYPE } from '../harness/plugins/pty-local.js';
 import { hintField, plainLine, renderSession, sentenceLine, textOf } from './render.js';
 import { capTail } from './result-cap.js';
-import { containmentOutput, hintOutput, sessionStatusOutput, shellOutput, statusOutput } from './schemas.js';
+import {
+  containmentOutput,
+  hintOutput,
+  limitsOutput,
+  sessionStatusOutput,
+  shellOutput,
+  statusOutput,
+} from './schemas.js';
 import { DEFAULT_MAX_RESULT_BYTES, defineTool } from './tool.js';
 
 /** Longest accepted session name: a label, not a document. */
@@ -74,6 +81,7 @@ export const terminalOpen = defineTool({
     pid: z.number().int(),
     status: sessionStatusOutput,
     containment: containmentOutput,
+    limits: limitsOutput,
     motd: z.string(),
     hint: hintOutput,
   }),
@@ -88,6 +96,7 @@ export const terminalOpen = defineTool({
         ...(args.world === undefined ? {} : { world: args.world }),
         ...(args.rows === undefined ? {} : { rows: args.rows }),
         ...(args.cols === undefined ? {} : { cols: args.cols }),
+        ...(ctx.maxSessions === undefined ? {} : { maxOwnerSessions: ctx.maxSessions }),
       },
       ctx.signal,
     );
@@ -116,6 +125,7 @@ export const terminalOpen = defineTool({
         pid: opened.pid,
         status: statusOutput(opened.status),
         containment: opened.status.containment,
+        limits: opened.status.limits,
         motd,
         ...hintField(lines),
       },

@@ -10,7 +10,13 @@ import { KEY_NAMES } from '../../shared/keys.js';
 import type { Disposable, SendRequest, TerminalSendResult } from '../../shared/types.js';
 import { LiveLinesBatcher } from './live-lines.js';
 import { sentenceLine } from './render.js';
-import { hintOutput, sessionIdArgument, sessionStatusOutput, statusOutput } from './schemas.js';
+import {
+  hintOutput,
+  limitEventsOutput,
+  sessionIdArgument,
+  sessionStatusOutput,
+  statusOutput,
+} from './schemas.js';
 import { renderSendResult } from './send-result-text.js';
 import { DEFAULT_MAX_RESULT_BYTES, defineTool, type TerminalToolContext } from './tool.js';
 
@@ -92,6 +98,7 @@ export const terminalSend = defineTool({
     exitCode: z.number().int().optional(),
     cwd: z.string().optional(),
     sessionStatus: sessionStatusOutput,
+    limitEvents: limitEventsOutput.optional(),
     truncated: z.boolean(),
     elapsedMs: z.number(),
     screen: z
@@ -143,6 +150,7 @@ export const terminalSend = defineTool({
         ...(result.exitCode === undefined ? {} : { exitCode: result.exitCode }),
         ...(result.cwd === undefined ? {} : { cwd: result.cwd }),
         sessionStatus: statusOutput(result.sessionStatus),
+        ...(result.limitEvents === undefined ? {} : { limitEvents: result.limitEvents }),
         truncated: rendered.truncated,
         elapsedMs: result.elapsedMs,
         ...(result.screen === undefined ? {} : { screen: result.screen }),

@@ -33,6 +33,8 @@ const NEXT_STEP: Record<TerminalErrorCode, string> = {
     'The shell was not started because it could not be placed in its container; ask the user to check the cgroup setup, or try terminal_open again.',
   UNKNOWN_KEY: 'Use one of the key names listed, or { "text": "..." } for literal text.',
   KEY_REFUSED: 'To interrupt the running command, call terminal_signal with SIGINT.',
+  SESSION_LIMIT:
+    'Close a terminal you no longer need (terminal_list shows them, terminal_close ends one), then open the new one.',
   ABORTED: 'The call was cancelled.',
   TRANSPORT_CLOSED:
     'The link to the world this session ran in closed, and its far side closes its sessions; open a new terminal with terminal_open (the world reconnects).',

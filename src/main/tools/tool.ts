@@ -30,6 +30,8 @@ export interface TerminalToolContext {
    * own request timeout). Default: no cap.
    */
   maxWaitMs?: number;
+  /** Most terminals this caller may hold at once (an MCP connection's `--max-sessions`); default: no cap. */
+  maxSessions?: number;
   /**
    * Receives the output of a running `terminal_send` as it arrives: batches of complete lines, at most
    * a few a second, each bounded (see live-lines.ts). Absent: nobody subscribes to live output.

@@ -7,6 +7,7 @@
  * bounded on both ends: the server holds at most a window per session in its output buffer, the
  * client never more than one frame.
  */
+import { TerminalError } from '../../shared/errors.js';
 import type { Disposable, OutputChunk, TerminalSession } from '../../shared/types.js';
 
 /** Window and acknowledgement sizes, in characters of sanitized text. */
@@ -46,9 +47,19 @@ export class LiveOutputSender {
     this.subscription = undefined;
   }
 
-  /** The client delivered `chars` more characters: that much credit returns. */
+  /**
+   * The client delivered `chars` more characters: that much credit returns. Throws PROTOCOL_MISMATCH
+   * for an acknowledgement of more than was sent (or of no whole number): credit that was never spent
+   * would let the output grow without bound.
+   */
   acknowledge(chars: number): void {
-    this.unacknowledged = Math.max(0, this.unacknowledged - chars);
+    if (!Number.isSafeInteger(chars) || chars < 0 || chars > this.unacknowledged) {
+      throw new TerminalError(
+        'PROTOCOL_MISMATCH',
+        `a live-output acknowledgement of ${String(chars)} characters, but ${this.unacknowledged} are unacknowledged: the client broke the protocol`,
+      );
+    }
+    this.unacknowledged -= chars;
     // Output dropped at the end of a burst would otherwise go unreported until the next chunk.
     if (this.dropped > 0 && this.subscription !== undefined) this.forward({ text: '', dropped: 0 });
   }

@@ -30,6 +30,17 @@ export const HEARTBEAT = {
   STALL_MS: 2_000,
 } as const;
 
+/**
+ * Output written but not yet taken by the peer, at most, before frames stop being read (SPEC §4.8): a
+ * peer that never reads cannot grow this end by more than this (plus the answers already under way).
+ */
+export const MAX_UNSENT_BYTES = 16 * 1024 * 1024;
+/**
+ * While frames are not read, input is still taken off the stream up to this much, unprocessed: a
+ * peer that stopped reading and then closed its end is seen closing (a stream ends only once read).
+ */
+const MAX_HELD_INPUT_BYTES = 1024 * 1024;
+
 /** What a link reports to its owner. */
 export interface WorldLinkHandlers<In> {
   /** A frame from the peer (heartbeats are handled by the link and not passed on). */
@@ -45,6 +56,13 @@ export class WorldLink<In extends { t: string }, Out extends { t: string }> {
   private lastHeard = Date.now();
   private lastCheck = Date.now();
   private dead = false;
+  /** The output is over {@link MAX_UNSENT_BYTES}: frames wait until it drained. */
+  private blocked = false;
+  /** Input taken off the stream while blocked. */
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  /** Unsent bytes at the previous heartbeat: a peer that takes output is alive, even unheard. */
+  private unsentAtBeat = 0;
 
   constructor(
     private readonly input: Readable,
@@ -97,6 +115,33 @@ export class WorldLink<In extends { t: string }, Out extends { t: string }> {
       );
     }
     this.output.write(`${text}\n`);
+    if (!this.blocked && this.output.writableLength > MAX_UNSENT_BYTES) {
+      this.blocked = true;
+      this.output.once('drain', this.onDrain);
+    }
+  }
+
+  private readonly onDrain = (): void => {
+    this.blocked = false;
+    if (this.dead) return;
+    const held = this.held;
+    this.held = [];
+    this.heldBytes = 0;
+    this.input.resume();
+    for (let i = 0; i < held.length; i++) {
+      if (this.blocked || this.dead) {
+        if (!this.dead) this.hold(Buffer.concat(held.slice(i)));
+        return;
+      }
+      this.onData(held[i]!);
+    }
+  };
+
+  /** Keeps input for later; stops reading the stream once enough is held. */
+  private hold(chunk: Buffer): void {
+    this.held.push(chunk);
+    this.heldBytes += chunk.length;
+    if (this.heldBytes >= MAX_HELD_INPUT_BYTES) this.input.pause();
   }
 
   /**
@@ -110,6 +155,11 @@ export class WorldLink<In extends { t: string }, Out extends { t: string }> {
 
   private readonly onData = (chunk: Buffer): void => {
     this.lastHeard = Date.now();
+    if (this.blocked) {
+      // Whole chunks wait: the frames answered so far filled the output, the peer is not reading it.
+      this.hold(chunk);
+      return;
+    }
     let frames: unknown[];
     try {
       frames = this.decoder.push(chunk);
@@ -137,6 +187,10 @@ export class WorldLink<In extends { t: string }, Out extends { t: string }> {
     const now = Date.now();
     if (now - this.lastCheck > HEARTBEAT.STALL_MS) this.lastHeard = now;
     this.lastCheck = now;
+    // Not reading (blocked), this end hears nothing; a peer that takes output meanwhile is alive.
+    const unsent = this.output.writableLength;
+    if (this.blocked && unsent < this.unsentAtBeat) this.lastHeard = now;
+    this.unsentAtBeat = unsent;
     if (now - this.lastHeard > HEARTBEAT.SILENCE_MS) {
       this.die(
         new TerminalError(
@@ -159,6 +213,9 @@ export class WorldLink<In extends { t: string }, Out extends { t: string }> {
   private detach(): void {
     this.dead = true;
     clearInterval(this.heartbeat);
+    this.output.off('drain', this.onDrain);
+    this.held = [];
+    this.heldBytes = 0;
     this.input.off('data', this.onData);
     this.input.off('end', this.onInputEnd);
     this.input.off('close', this.onInputEnd);

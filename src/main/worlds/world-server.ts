@@ -10,7 +10,13 @@
 import type { Readable, Writable } from 'node:stream';
 import { describeError, TerminalError } from '../../shared/errors.js';
 import { SETTLED_SENDS_KEPT } from '../../shared/protocol.js';
-import type { PtyEngine, SendOperation, SpawnOptions, TerminalSession } from '../../shared/types.js';
+import type {
+  CloseOptions,
+  PtyEngine,
+  SendOperation,
+  SpawnOptions,
+  TerminalSession,
+} from '../../shared/types.js';
 import {
   type ClientFrame,
   protocolMismatch,
@@ -23,6 +29,12 @@ import {
 } from '../../shared/world-protocol.js';
 import { LiveOutputSender } from './live-output-flow.js';
 import { WorldLink } from './world-link.js';
+
+/**
+ * SIGTERM → SIGKILL grace of the sessions once the link ended: the client is gone, and this process
+ * must be gone within seconds even when its stdout is blocked (bin.ts bounds the final flush).
+ */
+const CLIENT_GONE_GRACE_MS = 1_000;
 
 /** How the server was asked to stop, for its exit status and log line. */
 export interface ServeOutcome {
@@ -75,7 +87,8 @@ class WorldServer {
   constructor(private readonly options: ServeWorldOptions) {
     this.link = new WorldLink(options.input, options.output, {
       onFrame: (frame) => this.onFrame(frame),
-      onClosed: (error) => void this.stop(error.message, false),
+      // The client is gone: its sessions get a short grace, nobody waits for them (SPEC §4.8).
+      onClosed: (error) => void this.stop(error.message, false, { graceMs: CLIENT_GONE_GRACE_MS }),
     });
     void options.stopRequested?.then((why) => this.stop(why, false));
   }
@@ -102,7 +115,12 @@ class WorldServer {
         this.aborts.get(frame.id)?.abort(new TerminalError('ABORTED', 'the client aborted the call'));
         return;
       case 'ack':
-        this.served.get(frame.session)?.liveOutput.acknowledge(frame.chars);
+        try {
+          this.served.get(frame.session)?.liveOutput.acknowledge(frame.chars);
+        } catch (error) {
+          // A client that acknowledges what it never got is broken or hostile: the link ends.
+          void this.refuse(error);
+        }
         return;
       default:
         return; // a frame this version does not know: ignored, so a newer minor client still works
@@ -258,22 +276,22 @@ class WorldServer {
   }
 
   /** Closes every session and the engine (idempotent: `engine.close()` is). */
-  private async closeEngine(): Promise<void> {
+  private async closeEngine(options: CloseOptions = {}): Promise<void> {
     // An engine still starting is waited for: it may already hold threads; one that failed holds nothing.
     const engine = await this.starting?.catch((failedToStart: unknown) => void failedToStart);
     if (engine === undefined) return;
     for (const served of [...this.served.values()]) this.forget(served);
-    await engine.close();
+    await engine.close(options);
   }
 
   private stopping: Promise<void> | undefined;
 
-  private stop(reason: string, refused: boolean): Promise<void> {
+  private stop(reason: string, refused: boolean, options: CloseOptions = {}): Promise<void> {
     this.stopping ??= (async () => {
       for (const controller of this.aborts.values()) controller.abort();
       let failure: unknown;
       try {
-        await this.closeEngine();
+        await this.closeEngine(options);
       } catch (error) {
         failure = error;
       } finally {

@@ -4,9 +4,12 @@
  * Once the link is dead, calls reject with `TRANSPORT_CLOSED`; a `close()` then resolves at once, since
  * the far side closes every session of a link that ended.
  */
+
 import { TerminalError } from '../../shared/errors.js';
+import { LIMITS_UNKNOWN } from '../../shared/session-limits.js';
 import { assertTerminalSize } from '../../shared/terminal-size.js';
 import type {
+  CloseOptions,
   Containment,
   Dialect,
   Disposable,
@@ -17,6 +20,7 @@ import type {
   SendOperation,
   SendOutputDelta,
   SendRequest,
+  SessionLimits,
   SessionOutcome,
   SessionStatus,
   SignalName,
@@ -43,6 +47,8 @@ export class WorldSession implements TerminalSession {
   private closed = false;
   /** The containment the far side last reported; what a session of a dead link is said to have had. */
   private containment: Containment = 'process-tree';
+  /** The limits the far side last reported, likewise. */
+  private limits: SessionLimits = LIMITS_UNKNOWN;
 
   constructor(
     private readonly client: WorldClient,
@@ -88,6 +94,7 @@ export class WorldSession implements TerminalSession {
   async status(): Promise<SessionStatus> {
     const status = await this.method<SessionStatus>('status');
     this.containment = status.containment;
+    this.limits = status.limits;
     return status;
   }
 
@@ -109,15 +116,21 @@ export class WorldSession implements TerminalSession {
     };
   }
 
-  close(reason = 'closed'): Promise<SessionOutcome> {
+  close(reason = 'closed', options: CloseOptions = {}): Promise<SessionOutcome> {
     if (this.client.closedWith !== undefined && this.closeCall === undefined) {
       this.release();
       return Promise.resolve({
-        status: { kind: 'exited', exitCode: null, signal: null, containment: this.containment },
+        status: {
+          kind: 'exited',
+          exitCode: null,
+          signal: null,
+          containment: this.containment,
+          limits: this.limits,
+        },
         reason: `${reason} (${this.client.closedWith.message}; the far side closes the sessions of a link that ended)`,
       });
     }
-    this.closeCall ??= this.method<SessionOutcome>('close', reason).then(
+    this.closeCall ??= this.method<SessionOutcome>('close', reason, options).then(
       (outcome) => {
         this.release();
         return outcome;

@@ -35,6 +35,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { TerminalError } from '../../shared/errors.js';
 import { identityFromStat, type ProcessIdentity, type ProcStat } from '../../shared/proc-stat.js';
 import {
+  blockedPendingSignals,
   descendantsOf,
   ignoredSignals,
   isAlive,
@@ -43,6 +44,7 @@ import {
   processesInSession,
   readProcStat,
 } from '../proc/proc-probe.js';
+import { inTurn } from './thread-turns.js';
 
 /** Options of {@link teardownProcessTree}. */
 export interface TeardownOptions {
@@ -81,6 +83,11 @@ export const DEATH_POLL_MS = 5;
 const FREEZE_WAIT_MS = 100;
 /** SIGKILL takes effect within ms unless a process is stuck in uninterruptible sleep (D): then fail. */
 const DEFAULT_VERIFY_TIMEOUT_MS = 2_000;
+/**
+ * How long a process may keep a delivered SIGTERM blocked and pending before teardown stops waiting
+ * for it: far longer than a critical section, far shorter than the grace.
+ */
+const BLOCKED_TERM_WAIT_MS = 100;
 /** Bit of SIGTERM (15) in a `SigIgn` mask (bit n-1 is signal n). */
 const SIGTERM_MASK = 1n << 14n;
 
@@ -101,7 +108,9 @@ export async function teardownProcessTree(
     // kill(2) only queues SIGSTOP: the root stops when next scheduled. Capture after it has, or it
     // could fork past the capture. A root stuck in D state does not stop: go on after the bound.
     if (frozen) await pollUntil(() => stoppedOrDead(root), FREEZE_WAIT_MS, 1);
-    const captured = captureTree(root);
+    // Scans of /proc go through the thread's turns (thread-turns.ts): hundreds of closes at once
+    // must not run hundreds of scans back to back.
+    const captured = await inTurn(() => captureTree(root));
     const terminated = await terminate(captured, signals, options.graceMs);
     await options.killContainer?.();
     const killed = await killSurvivors(root, captured, signals, verifyTimeoutMs);
@@ -208,8 +217,31 @@ async function terminate(captured: ProcStat[], signals: Signaller, graceMs: numb
     if (stat.state === 'T') signals.send(identity, 'SIGCONT');
     awaited.push(identity);
   }
-  await pollUntil(() => awaited.every((identity) => isAlive(identity) !== 'alive'), graceMs);
+  // A process that keeps SIGTERM blocked and pending is not acting on it (bash between attempts at a
+  // fork its pids limit refused, in a fork bomb): it is no longer waited for once that lasted a while.
+  const blockedSince = new Map<ProcessIdentity, number>();
+  await pollUntil(() => {
+    const now = performance.now();
+    for (let i = awaited.length - 1; i >= 0; i--) {
+      const identity = awaited[i]!;
+      if (isAlive(identity) !== 'alive') continue;
+      if (!termBlockedPending(identity.pid)) {
+        blockedSince.delete(identity);
+        continue;
+      }
+      const since = blockedSince.get(identity) ?? now;
+      blockedSince.set(identity, since);
+      if (now - since >= BLOCKED_TERM_WAIT_MS) awaited.splice(i, 1);
+    }
+    return awaited.every((identity) => isAlive(identity) !== 'alive');
+  }, graceMs);
   return terminated;
+}
+
+/** Whether `pid` holds SIGTERM blocked and pending (unknown counts as no: we then wait). */
+function termBlockedPending(pid: number): boolean {
+  const pending = blockedPendingSignals(pid);
+  return pending !== undefined && (pending & SIGTERM_MASK) !== 0n;
 }
 
 /** Whether `pid` has SIGTERM set to SIG_IGN (unknown counts as not ignoring: we then wait). */
@@ -233,7 +265,7 @@ async function killSurvivors(
   const killed = new Set<string>();
   for (const stat of captured) known.set(identityKey(stat), stat);
   for (;;) {
-    for (const stat of captureTree(root)) known.set(identityKey(stat), stat);
+    for (const stat of await inTurn(() => captureTree(root))) known.set(identityKey(stat), stat);
     const alive = [...known.values()].filter((stat) => isAlive(identityFromStat(stat)) === 'alive');
     if (alive.length === 0) return killed.size;
     if (performance.now() >= deadline) throw cleanupFailed(root, alive, signals.errors);

@@ -210,6 +210,24 @@ export function ignoredSignals(pid: number): bigint | undefined {
   return mask | (ALL_SIGNALS & ~BigInt(`0x${caught[1]}`) & ~FORCED_SIGNALS);
 }
 
+/**
+ * The signals pending for `pid` that it blocks (`ShdPnd:` and `SigPnd:` against `SigBlk:` of its
+ * status), as a bit mask where bit n-1 is signal n; `undefined` when unreadable. A signal that stays
+ * there is not being acted on: bash blocks SIGTERM while it sleeps between attempts at a refused
+ * fork, for seconds. (A process that takes its signals through signalfd reads them promptly.)
+ */
+export function blockedPendingSignals(pid: number): bigint | undefined {
+  const status = readProcText(`/proc/${pid}/status`);
+  if (status === undefined) return undefined;
+  const mask = (name: string) => {
+    const match = new RegExp(`^${name}:\\s*([0-9a-f]+)$`, 'm').exec(status);
+    return match === null ? undefined : BigInt(`0x${match[1]}`);
+  };
+  const blocked = mask('SigBlk');
+  if (blocked === undefined) return undefined;
+  return ((mask('ShdPnd') ?? 0n) | (mask('SigPnd') ?? 0n)) & blocked;
+}
+
 /** Bits of all 64 signals in a `Sig*:` mask. */
 const ALL_SIGNALS = (1n << 64n) - 1n;
 /** SIGKILL (9) and SIGSTOP (19): the kernel delivers these to a namespace's init from outside. */

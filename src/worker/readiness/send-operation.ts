@@ -270,7 +270,13 @@ export class SendOperation extends DisposableOwner {
       /[\r\n]/.test(options.text.replace(/[\r\n]+$/, ''));
     this.resultMark = this.deltaMark = env.resultCursor();
     if (options.waitFor !== undefined) {
-      this.watch = new PatternWatch(options.waitFor, options.text);
+      // A match found in a later turn (lines tested over several turns, the deferred partial line)
+      // settles the send when it is waiting; one found earlier is seen when the wait begins.
+      this.watch = this.owned.add(
+        new PatternWatch(options.waitFor, options.text, () => {
+          if (this.state.kind === 'waiting' && !this.readinessStopped) this.settle('pattern');
+        }),
+      );
     }
     this.lastByteAt = this.startedAt;
     this.done = new Promise<TerminalSendResult>((resolve, reject) => {

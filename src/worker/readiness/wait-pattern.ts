@@ -1,11 +1,41 @@
 /**
- * A send's `waitFor` expression (SPEC §4.2), compiled with RE2's linear-time engine: no expression can
+ * A send's `waitFor` expression (SPEC §4.2, §4.8), compiled with RE2's linear-time engine: no expression can
  * stall an engine thread the way a backtracking one can (`/^(a+)+$/` doubles its time per character in
  * JavaScript's own engine, and every session on the thread would stall with it).
+ *
+ * Linear is not cheap: one test costs up to (instructions alive at once) × (characters tested), and
+ * re2js spends about a microsecond per instruction and character at worst (a counted repetition over
+ * a class, `\pL{1000}`, keeps every instruction alive; its lazy DFA rebuilds states when they do not
+ * repeat). So every test is bounded on both factors — the compiled program (at most
+ * {@link MAX_WAIT_PROGRAM_SIZE} instructions, refused at validation) and the subject (the last
+ * {@link MAX_MATCH_CHARS} of a line) — the partial line is tested at most once per
+ * {@link PARTIAL_TEST_INTERVAL_MS} of new output, and completed lines are tested in turns of the event
+ * loop of at most {@link TEST_TURN_BUDGET_MS} each, so a pattern over a flood shares its thread with the
+ * other sessions on it instead of holding it.
  */
 import { RE2JS } from 're2js';
 import { TerminalError } from '../../shared/errors.js';
 import { MAX_WAIT_PATTERN_CHARS } from '../../shared/input-limit.js';
+import { DisposableOwner, DisposableSlot } from '../../shared/lifecycle.js';
+
+/**
+ * Largest compiled `waitFor` program (RE2's program size, about one instruction per character or class
+ * matched, repetitions expanded): `(?i)error|failed|listening on port \d+` is 35, a dozen alternative
+ * words with `(?i)` about 120. Its worst test over {@link MAX_MATCH_CHARS} then costs tens of
+ * milliseconds, not seconds (`\pL{1000}` alone is 1 002; 400 of them, 400 002, took 8 s per line).
+ */
+export const MAX_WAIT_PROGRAM_SIZE = 256;
+/** What a line is tested on: its last 8 KiB (a match further back in a longer line is not looked for). */
+export const MAX_MATCH_CHARS = 8 * 1024;
+/** The partial line is tested at most this often while output keeps arriving (and once after it stops). */
+export const PARTIAL_TEST_INTERVAL_MS = 10;
+/** Completed lines are tested for at most about this long per turn of the event loop, then the next turn goes on. */
+const TEST_TURN_BUDGET_MS = 5;
+/**
+ * Characters of completed lines waiting to be tested, at most. A flood faster than its pattern can be
+ * tested drops its oldest waiting lines beyond this (each line is still at most {@link MAX_MATCH_CHARS}).
+ */
+const MAX_QUEUED_CHARS = 1024 * 1024;
 
 /** A compiled `waitFor` expression. */
 export interface WaitPattern {
@@ -15,7 +45,10 @@ export interface WaitPattern {
   test(line: string): boolean;
 }
 
-/** Compiles `source`; throws `INVALID_ARGUMENT` when it is empty, too long, invalid, or not RE2 syntax. */
+/**
+ * Compiles `source`; throws `INVALID_ARGUMENT` when it is empty, too long, too large a program,
+ * invalid, or not RE2 syntax.
+ */
 export function compileWaitPattern(source: string): WaitPattern {
   if (source.length === 0) {
     throw new TerminalError('INVALID_ARGUMENT', 'waitFor is empty: it would match any output at once');
@@ -26,6 +59,10 @@ export function compileWaitPattern(source: string): WaitPattern {
       `waitFor is ${source.length} characters; at most ${MAX_WAIT_PATTERN_CHARS}`,
     );
   }
+  // Compiling costs about as much as the program is large: a pattern whose text alone puts it far over
+  // the bound is refused before it is built (counted repetitions are expanded by the compiler).
+  const estimate = estimateProgramSize(source);
+  if (estimate > 2 * MAX_WAIT_PROGRAM_SIZE) throw tooLarge(source, `about ${estimate}`);
   let compiled: RE2JS;
   try {
     compiled = RE2JS.compile(source);
@@ -38,30 +75,123 @@ export function compileWaitPattern(source: string): WaitPattern {
       { cause: error },
     );
   }
+  const size = compiled.programSize();
+  if (size > MAX_WAIT_PROGRAM_SIZE) throw tooLarge(source, String(size));
   return { source, test: (line) => compiled.test(line) };
 }
 
-/** Longest partial line kept for matching (its tail): a line that never ends cannot grow memory. */
-const MAX_PARTIAL_CHARS = 64 * 1024;
+/** INVALID_ARGUMENT for a program over the size bound, saying what to do instead. */
+function tooLarge(source: string, size: string): TerminalError {
+  const shown = source.length > 80 ? `${JSON.stringify(source.slice(0, 80))}…` : JSON.stringify(source);
+  return new TerminalError(
+    'INVALID_ARGUMENT',
+    `waitFor ${shown} compiles to ${size} instructions; at most ${MAX_WAIT_PROGRAM_SIZE}: match a short, ` +
+      'distinctive part of the line (e.g. "Listening on|ready in") rather than its whole shape, and use ' +
+      'small repetition counts',
+  );
+}
+
+/**
+ * About how many instructions `source` compiles to, from its text alone: one per literal character,
+ * escape, class or `.`, times the counts of the repetitions `{n}`, `{n,}`, `{n,m}` around it (the
+ * larger bound). Cheap: the compiler's own cost grows with the program, so a pattern this estimate
+ * puts far over the bound is refused before it is built. (The compiler may factor alternatives that
+ * share a prefix, so the real program can be smaller: the exact bound is checked after compiling.)
+ */
+export function estimateProgramSize(source: string): number {
+  const groups: number[] = [0];
+  let last = 0; // what the previous atom or group contributed
+  const add = (count: number) => {
+    groups[groups.length - 1]! += count;
+  };
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]!;
+    if (c === '\\') {
+      const next = source[i + 1];
+      // \pL is two characters after the backslash; \p{Greek} and \x{41} run to their brace.
+      if ((next === 'p' || next === 'P' || next === 'x') && source[i + 2] === '{')
+        i = Math.max(i + 2, source.indexOf('}', i));
+      else i += next === 'p' || next === 'P' ? 2 : 1;
+      last = 1;
+      add(1);
+    } else if (c === '[') {
+      let j = i + 1;
+      if (source[j] === '^') j++;
+      if (source[j] === ']') j++;
+      while (j < source.length && source[j] !== ']') j += source[j] === '\\' ? 2 : 1;
+      i = j;
+      last = 1;
+      add(1);
+    } else if (c === '(') {
+      if (source[i + 1] === '?') {
+        // (?i) sets flags and holds nothing; (?:, (?P<name> and (?i: open a group.
+        let j = i + 2;
+        while (j < source.length && source[j] !== ':' && source[j] !== ')' && source[j] !== '>') j++;
+        if (source[j] === ')') {
+          i = j;
+          last = 0;
+          continue;
+        }
+        i = j;
+      }
+      groups.push(0);
+      last = 0;
+    } else if (c === ')') {
+      last = groups.length > 1 ? groups.pop()! : 0;
+      add(last);
+    } else if (c === '{') {
+      const match = /^\{(\d+)(?:,(\d*))?\}/.exec(source.slice(i, i + 16));
+      if (match === null) {
+        last = 1;
+        add(1);
+        continue;
+      }
+      const count = Math.max(Number(match[1]), match[2] ? Number(match[2]) : 0);
+      add(last * Math.max(0, count - 1));
+      i += match[0].length - 1;
+    } else if (c === '|' || c === '*' || c === '+' || c === '?' || c === '^' || c === '$') {
+      last = 0;
+    } else {
+      last = 1;
+      add(1);
+    }
+  }
+  return groups.reduce((sum, value) => sum + value, 0);
+}
+
 /** Typed lines longer than this are not looked for in the echo (the search is quadratic in the worst case). */
 const MAX_ECHO_CHARS = 4 * 1024;
 
 /**
- * Tests a send's output against its `waitFor`, line by line: each completed line once, and the partial
- * line when asked (once per pty chunk). The terminal echoes typed input: the first completed lines that
- * end with the typed lines, and a partial line's tail that is the start of the next typed line, are the
- * echo and never match (`echo ready` with `waitFor: 'ready'` waits for the output `ready`).
+ * Tests a send's output against its `waitFor`, line by line: the last {@link MAX_MATCH_CHARS} of each
+ * completed line once, in turns of at most {@link TEST_TURN_BUDGET_MS}; the partial line when asked,
+ * at most once per {@link PARTIAL_TEST_INTERVAL_MS}, and once more when output stopped meanwhile.
+ * `onMatch` is called once, when a test that was not asked for directly (a later turn, the deferred
+ * partial test) matched. The terminal echoes typed input: the first completed lines that end with
+ * the typed lines, and a partial line's tail that is the start of the next typed line, are the echo
+ * and never match (`echo ready` with `waitFor: 'ready'` waits for the output `ready`).
  */
-export class PatternWatch {
+export class PatternWatch extends DisposableOwner {
   /** True once the pattern matched. */
   matched = false;
   private partial = '';
+  /** The partial line changed since it was last tested. */
+  private partialDirty = false;
+  private partialTestedAt = Number.NEGATIVE_INFINITY;
   private readonly echo: string[];
+  /** Completed lines (their tails) waiting to be tested, oldest first, and their characters. */
+  private queue: string[] = [];
+  private queueHead = 0;
+  private queuedChars = 0;
+  private readonly nextTurn = this.owned.add(new DisposableSlot());
+  private readonly partialTimer = this.owned.add(new DisposableSlot());
 
   constructor(
     private readonly pattern: WaitPattern,
     typed: string,
+    private readonly onMatch: () => void = () => undefined,
   ) {
+    super();
     this.echo = typed.split(/\r\n|\r|\n/).filter((line) => line !== '' && line.length <= MAX_ECHO_CHARS);
   }
 
@@ -69,50 +199,115 @@ export class PatternWatch {
   text(s: string): void {
     if (this.matched) return;
     this.partial += s;
-    if (this.partial.length > MAX_PARTIAL_CHARS) this.partial = this.partial.slice(-MAX_PARTIAL_CHARS);
+    if (this.partial.length > MAX_MATCH_CHARS) this.partial = this.partial.slice(-MAX_MATCH_CHARS);
+    this.partialDirty = true;
   }
 
   /** The current line ended. */
   newline(): void {
     const line = this.partial;
     this.partial = '';
+    this.partialDirty = false;
     this.completed(line);
   }
 
   /** Several lines at once (line ends may be CRLF). */
   textBlock(block: string): void {
     if (this.matched) return;
-    const lines = block.split('\n');
-    const last = lines.pop()!;
-    for (const line of lines) {
-      this.text(line.endsWith('\r') ? line.slice(0, -1) : line);
+    let start = 0;
+    for (let end = block.indexOf('\n'); end !== -1; end = block.indexOf('\n', start)) {
+      const lineEnd = end > start && block.charCodeAt(end - 1) === 0x0d ? end - 1 : end;
+      // Only the tail of a line is tested: a long line is not copied whole.
+      this.text(block.slice(Math.max(start, lineEnd - MAX_MATCH_CHARS), lineEnd));
       this.newline();
-      if (this.matched) return;
+      start = end + 1;
     }
-    this.text(last);
+    if (start < block.length) this.text(block.slice(Math.max(start, block.length - MAX_MATCH_CHARS)));
   }
 
   /** A carriage-return rewrite: what follows replaces the line. */
   rewriteLine(): void {
     this.partial = '';
+    this.partialDirty = false;
   }
 
-  /** Tests the partial line (without the echo being typed into it); true once matched. */
+  /**
+   * Tests what is due: the completed lines of this turn's budget, and the partial line (without the
+   * echo being typed into it) unless it was tested less than {@link PARTIAL_TEST_INTERVAL_MS} ago —
+   * then that test runs when the interval ends. True once matched.
+   */
   testPartial(): boolean {
-    if (this.matched || this.partial === '') return this.matched;
+    if (this.matched) return true;
+    if (this.runQueue()) return true;
+    if (!this.partialDirty || this.partial === '') return false;
+    const wait = this.partialTestedAt + PARTIAL_TEST_INTERVAL_MS - performance.now();
+    if (wait > 0) {
+      this.partialTimer.value ??= this.owned.timeout('waitFor partial line', wait, () => {
+        this.partialTimer.clear();
+        if (this.testPartial()) this.onMatch();
+      });
+      return false;
+    }
+    this.partialDirty = false;
+    this.partialTestedAt = performance.now();
     const text = this.withoutEcho(this.partial);
-    if (text !== '' && this.pattern.test(text)) this.matched = true;
+    if (text !== '' && this.pattern.test(text)) this.found();
     return this.matched;
   }
 
   private completed(line: string): void {
-    if (this.matched) return;
+    if (this.matched || this.disposed) return;
     const next = this.echo[0];
     if (next !== undefined && line.endsWith(next)) {
       this.echo.shift();
       return;
     }
-    if (this.pattern.test(line)) this.matched = true;
+    this.queue.push(line);
+    this.queuedChars += line.length;
+    while (this.queuedChars > MAX_QUEUED_CHARS && this.queueHead < this.queue.length - 1) {
+      this.queuedChars -= this.queue[this.queueHead++]!.length;
+    }
+    this.scheduleQueue();
+  }
+
+  /** Tests queued lines until one matches, the queue is empty, or this turn's budget is spent. */
+  private runQueue(): boolean {
+    if (this.queueHead === this.queue.length) return false;
+    const until = performance.now() + TEST_TURN_BUDGET_MS;
+    while (this.queueHead < this.queue.length) {
+      const line = this.queue[this.queueHead++]!;
+      this.queuedChars -= line.length;
+      if (this.pattern.test(line)) {
+        this.found();
+        return true;
+      }
+      if (performance.now() >= until) break;
+    }
+    if (this.queueHead === this.queue.length) {
+      this.queue = [];
+      this.queueHead = 0;
+    } else {
+      this.scheduleQueue();
+    }
+    return false;
+  }
+
+  /** The queued lines are tested in a later turn (the first of them in the next one). */
+  private scheduleQueue(): void {
+    if (this.nextTurn.value !== undefined || this.disposed) return;
+    this.nextTurn.value = this.owned.immediate('waitFor lines', () => {
+      this.nextTurn.clear();
+      if (this.runQueue()) this.onMatch();
+    });
+  }
+
+  private found(): void {
+    this.matched = true;
+    this.queue = [];
+    this.queueHead = 0;
+    this.queuedChars = 0;
+    this.nextTurn.clear();
+    this.partialTimer.clear();
   }
 
   /** `line` without a tail that is the beginning of the next typed line (its echo in progress). */

@@ -14,7 +14,7 @@ import type {
   ThreadDiagnostics,
 } from '../../shared/protocol.js';
 import type { SessionOutcome } from '../../shared/types.js';
-import { prepareCgroupHome } from '../containment/cgroup.js';
+import { type CgroupPlacement, prepareCgroupPlacement } from '../containment/session-cgroups.js';
 import { LiveOutputPublisher } from '../output/live-output.js';
 import { SessionCore } from '../session.js';
 import { beatOn } from './heartbeat.js';
@@ -23,15 +23,15 @@ import { threadFaultApi } from './thread-faults.js';
 installErrorTransfer();
 
 /**
- * Where this thread's sessions get their cgroups, found (and a dead predecessor's cgroups swept) once
- * when the thread starts; `undefined` when none can be made (sessions use process-tree teardown).
+ * Where this thread's sessions get their cgroups (containment and limits), found — and a dead
+ * predecessor's cgroups swept — once when the thread starts.
  */
-const cgroupHome = prepareCgroupHome((workerData as EngineWorkerData | undefined)?.cgroupRoot);
+const placement = placementFor(workerData as EngineWorkerData | undefined);
 
 /** Piscina entry point: one call = one session, resolving when it is closed. */
 export default async function runSessionTask(data: SessionTaskData): Promise<SessionOutcome> {
   const live = new LiveOutputPublisher(data.dataPort);
-  const session = new SessionCore(data.spec, live, await cgroupHome);
+  const session = new SessionCore(data.spec, live, await placement);
   const api: SessionThreadApi = {
     plan: async () => session.plan(),
     launch: async (argv) => session.launch(argv),
@@ -46,12 +46,12 @@ export default async function runSessionTask(data: SessionTaskData): Promise<Ses
     status: async () => session.status(),
     resize: async (size) => session.resize(size),
     setLiveOutput: async (enabled) => session.setLiveOutput(enabled),
-    close: (reason) => session.close(reason),
+    close: (reason, graceMs) => session.close(reason, graceMs),
   };
   // Only a session of an engine made through the internal test entry can be told to crash its thread.
   const exposed = data.spec.faults === undefined ? api : { ...api, ...threadFaultApi() };
   Comlink.expose(exposed, portEndpoint(data.controlPort));
-  const stopBeating = beatOn(data.heartbeat);
+  const stopBeating = beatOn((workerData as EngineWorkerData).heartbeats, data.heartbeat);
   const outcome = await session.finished.finally(stopBeating);
   // Let Comlink post the reply of the close() call that finished the session before the port goes.
   await new Promise((resolve) => setImmediate(resolve));
@@ -64,9 +64,19 @@ export default async function runSessionTask(data: SessionTaskData): Promise<Ses
  * now. The internal test entry runs it to show that a closed session left nothing behind.
  */
 export async function threadDiagnostics(): Promise<ThreadDiagnostics> {
-  await cgroupHome; // a thread is ready once its cgroup home is (finding it may run a probe process)
+  await placement; // a thread is ready once its cgroup home is (finding it may run a probe process)
   return {
     ownedResources: liveOwnedResources(),
     activeResources: process.getActiveResourcesInfo().sort(),
   };
+}
+
+/** This thread's cgroup placement; none without the engine's data (a thread not started by an engine). */
+function placementFor(data: EngineWorkerData | undefined): Promise<CgroupPlacement | undefined> {
+  if (data === undefined) return Promise.resolve(undefined);
+  return prepareCgroupPlacement({
+    ...(data.cgroupRoot === undefined ? {} : { cgroupRoot: data.cgroupRoot }),
+    engineKey: data.engineKey,
+    engineMemoryBytes: data.engineMemoryBytes,
+  });
 }

@@ -1,30 +1,40 @@
 /**
  * The engine thread's side of the heartbeat (src/shared/heartbeat.ts): one timer per thread bumps the
- * counter of every session task it hosts, while it hosts any.
+ * thread's own counter in the pool's buffer while the thread hosts any session, and each session task
+ * says, in its own buffer, which counter is its thread's.
  */
-import { HeartbeatTiming } from '../../shared/heartbeat.js';
+import { HEARTBEAT_THREAD_SLOTS, HeartbeatTiming } from '../../shared/heartbeat.js';
 
-const counters = new Set<Int32Array>();
+let pool: Int32Array | undefined;
+let slot = 0;
+let tasks = 0;
 let timer: NodeJS.Timeout | undefined;
 
-/** Starts beating on `buffer` (a session task's counter); returns the function that stops it. */
-export function beatOn(buffer: SharedArrayBuffer): () => void {
-  const counter = new Int32Array(buffer);
-  counters.add(counter);
-  Atomics.add(counter, 0, 1); // the first beat at once: the task has started
+/**
+ * Starts beating for a session task: `poolBuffer` is the pool's heartbeat buffer (the same for every
+ * task of the pool), `taskBuffer` the task's own. Returns the function that ends the task's part.
+ */
+export function beatOn(poolBuffer: SharedArrayBuffer, taskBuffer: SharedArrayBuffer): () => void {
+  if (pool === undefined) {
+    pool = new Int32Array(poolBuffer);
+    slot = 1 + (Atomics.add(pool, 0, 1) % HEARTBEAT_THREAD_SLOTS);
+  }
+  const counters = pool;
+  Atomics.add(counters, slot, 1); // a beat at once: the thread runs
+  Atomics.store(new Int32Array(taskBuffer), 0, slot); // the task started, on this thread's counter
+  tasks++;
   if (timer === undefined) {
-    timer = setInterval(beat, HeartbeatTiming.beatIntervalMs);
+    timer = setInterval(() => Atomics.add(counters, slot, 1), HeartbeatTiming.beatIntervalMs);
     timer.unref(); // the sessions keep the thread busy, never the heartbeat
   }
+  let stopped = false;
   return () => {
-    counters.delete(counter);
-    if (counters.size === 0 && timer !== undefined) {
+    if (stopped) return;
+    stopped = true;
+    tasks--;
+    if (tasks === 0 && timer !== undefined) {
       clearInterval(timer);
       timer = undefined;
     }
   };
-}
-
-function beat(): void {
-  for (const counter of counters) Atomics.add(counter, 0, 1);
 }

@@ -23,7 +23,11 @@ describe('engine: spawn, send, close through the host API', () => {
     expect(result.waitReason).toBe('stdin_read');
     expect(result.exitCode).toBe(0);
     expect(result.viewport.split('\n')).toContain('hi');
-    expect(result.sessionStatus).toEqual({ kind: 'running', containment: expect.any(String) });
+    expect(result.sessionStatus).toEqual({
+      kind: 'running',
+      containment: expect.any(String),
+      limits: expect.any(Object),
+    });
     const outcome = await session.close();
     expect(outcome.reason).toBe('closed');
     expect(isAlive(session.pid)).toBe(false);

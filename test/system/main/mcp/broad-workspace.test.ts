@@ -33,12 +33,14 @@ describe('the MCP server and the CLI without --workspace', () => {
       mode: 'danger-full-access',
       workspaceRoot: '/',
       maxWaitMs: 50_000,
+      maxSessions: 32,
     });
     // Named explicitly: $HOME is a workspace like any other; `/` is never writable.
     expect(parseMcpOptions(['--workspace', home], '/')).toEqual({
       mode: 'workspace-write',
       workspaceRoot: home,
       maxWaitMs: 50_000,
+      maxSessions: 32,
     });
     expect(() => parseMcpOptions(['--workspace', '/'], '/tmp')).toThrow(
       expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('read-only') }),

@@ -488,7 +488,7 @@ describe('cgroupfs', () => {
         const hostView = readFileSync(`/proc/${session.pid}/cgroup`, 'utf8'); // session.pid is the shell's
         const unified = hostView.split('\n').find((line) => line.startsWith('0::'));
         if (unified !== undefined && (await session.status()).containment === 'pid-namespace+cgroup') {
-          expect(unified).toMatch(/\/agent-pty\.\d+\.\d+\/session-/);
+          expect(unified).toMatch(/\/agent-pty\.\d+\.\d+\/engine-[0-9a-f]+\/session-/);
         }
         await session.close();
       }

@@ -26,7 +26,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBubblewrapSandbox } from '../../../../dist/main/sandbox/bubblewrap.js';
-import { SessionCgroup } from '../../../../dist/worker/containment/cgroup.js';
+import { launcherArgv } from '../../../../dist/worker/containment/cgroup-launcher.js';
 import { HAS_BWRAP } from '../../../support/bwrap.js';
 import {
   type EngineOptions,
@@ -197,9 +197,12 @@ describe('a session in its own cgroup: everything it started dies with close', (
         const session = await engine.spawn({ cwd: workspace, ...(selection ? { sandbox: selection } : {}) });
         let markers: string[] = [];
         try {
-          expect(await session.status()).toEqual({ kind: 'running', containment: mode.containment });
+          expect(await session.status()).toMatchObject({ kind: 'running', containment: mode.containment });
           const dir = cgroupOf(session.pid);
-          expect(path.basename(path.dirname(dir))).toMatch(new RegExp(`^agent-pty\\.${process.pid}\\.\\d+$`));
+          expect(path.basename(path.dirname(dir))).toMatch(/^engine-[0-9a-f]+$/);
+          expect(path.basename(path.dirname(path.dirname(dir)))).toMatch(
+            new RegExp(`^agent-pty\\.${process.pid}\\.\\d+$`),
+          );
           expect(path.basename(dir)).toMatch(/^session-/);
           markers = await startEscapees(session, mode.tag);
           // Every one of them is in the session's cgroup, whatever its session or parent.
@@ -237,7 +240,7 @@ describe('a session in its own cgroup: everything it started dies with close', (
       await run(session, `setsid nohup sleep ${marker} >/dev/null 2>&1 &`);
       await until('daemon running', () => processesWith(marker).length > 0, WAIT_MS);
       const exit = await session.startSend({ text: 'exit 4' }).done;
-      expect(exit.sessionStatus).toEqual({
+      expect(exit.sessionStatus).toMatchObject({
         kind: 'exited',
         exitCode: 4,
         signal: null,
@@ -317,7 +320,7 @@ describe('the launcher joins the cgroup before it runs the argv', () => {
     dir: string,
     argv: string[],
   ): Promise<{ code: number | null; stdout: string; pid: number }> {
-    const [file, ...args] = new SessionCgroup(dir, path.dirname(dir)).launcherArgv(argv);
+    const [file, ...args] = launcherArgv([path.join(dir, 'cgroup.procs')], argv);
     return new Promise((resolve) => {
       const child = execFile(file!, args, (error, stdout) => {
         resolve({ code: error === null ? 0 : (error.code as number), stdout, pid: child.pid! });
@@ -351,15 +354,14 @@ describe('a launcher that cannot join its cgroup never runs the shell', () => {
 
   afterEach(() => {
     if (root === undefined) return;
-    // Children first: the engine directory's keeper and any session cgroup, then the engine dir.
-    for (const engineDir of readdirSync(root).filter((name) => name.startsWith('agent-pty.'))) {
-      const dir = path.join(root, engineDir);
+    // Children first: the engine directory's keeper and any session cgroup, then the engine dirs.
+    const removeTree = (dir: string): void => {
       for (const child of readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory())) {
-        rmdirSync(path.join(dir, child.name));
+        removeTree(path.join(dir, child.name));
       }
       rmdirSync(dir);
-    }
-    rmdirSync(root);
+    };
+    removeTree(root);
     root = undefined;
   });
 
@@ -388,7 +390,7 @@ describe('where no cgroup can be made, sessions fall back to process-tree teardo
   it('cgroupRoot that is not a cgroup: containment process-tree, close still kills the tree', async () => {
     const engine = await testEngine({ ...ENGINE, cgroupRoot: workspace });
     const session = await engine.spawn({ cwd: workspace });
-    expect(await session.status()).toEqual({ kind: 'running', containment: 'process-tree' });
+    expect(await session.status()).toMatchObject({ kind: 'running', containment: 'process-tree' });
     const marker = '77817.1';
     await run(session, `sleep ${marker} &`);
     await until('job running', () => processesWith(marker).length > 0, WAIT_MS);
@@ -400,7 +402,7 @@ describe('where no cgroup can be made, sessions fall back to process-tree teardo
   it.skipIf(!HAS_BWRAP)('a confined session without a cgroup reports pid-namespace', async () => {
     const engine = await testEngine({ ...ENGINE, cgroupRoot: workspace, sandbox: createBubblewrapSandbox() });
     const session = await engine.spawn({ sandbox: { mode: 'read-only', workspaceRoot: workspace } });
-    expect(await session.status()).toEqual({ kind: 'running', containment: 'pid-namespace' });
+    expect(await session.status()).toMatchObject({ kind: 'running', containment: 'pid-namespace' });
     await session.close();
   });
 });
@@ -433,4 +435,135 @@ describe('the host-exit guard kills a session through its cgroup', () => {
       killMarked([marker]);
     }
   });
+});
+
+describe('every hierarchy a session uses is covered: its cgroup v1 limit cgroups', () => {
+  /** Whether this process can make cgroups in the v1 pids hierarchy (a hybrid host, as root). */
+  const v1Pids = (() => {
+    const line = readFileSync('/proc/self/cgroup', 'utf8')
+      .split('\n')
+      .find((entry) => entry.split(':')[1]?.split(',').includes('pids'));
+    return line === undefined ? undefined : path.join('/sys/fs/cgroup/pids', line.split(':')[2]!);
+  })();
+  const itV1 = it.skipIf(v1Pids === undefined || !cgroupUsable(v1Pids));
+
+  itV1(
+    'without a v2 container, close kills a daemon that left the tree and the session (v1 pids cgroup)',
+    async () => {
+      const engine = await testEngine({ ...ENGINE, cgroupRoot: workspace });
+      const session = await engine.spawn({ cwd: workspace });
+      expect(await session.status()).toMatchObject({
+        containment: 'process-tree',
+        limits: { pids: { enforcedBy: 'cgroup-v1' } },
+      });
+      const marker = '77819.1';
+      try {
+        // Out of the shell's tree and POSIX session, so process-tree teardown cannot find it.
+        await run(session, `setsid nohup sleep ${marker} >/dev/null 2>&1 &`);
+        await until('daemon running', () => processesWith(marker).length > 0, WAIT_MS);
+        await session.close();
+        expect(processesWith(marker)).toEqual([]);
+      } finally {
+        killMarked([marker]);
+      }
+    },
+  );
+
+  itV1('an engine thread that dies takes such a daemon along through the host-exit guard', async () => {
+    const engine = await testingEngine({ ...ENGINE, cgroupRoot: workspace });
+    const session = await engine.spawn({ cwd: workspace });
+    const marker = '77820.1';
+    await run(session, `setsid nohup sleep ${marker} >/dev/null 2>&1 &`);
+    await until('daemon running', () => processesWith(marker).length > 0, WAIT_MS);
+    try {
+      await engine.crashThread(session, 'throw');
+      await until('daemon killed with its dead thread', () => processesWith(marker).length === 0, 2_000);
+    } finally {
+      killMarked([marker]);
+    }
+  });
+});
+
+describe('limits nothing can enforce are reported, with the reason and the remedy', () => {
+  const UNPRIVILEGED_HOST = `
+    import { createPtyEngine } from ${JSON.stringify(new URL('../../../../dist/main/index.js', import.meta.url).href)};
+    const engine = await createPtyEngine();
+    const session = await engine.spawn({ cwd: '/tmp' });
+    process.stdout.write(JSON.stringify(await session.status()));
+    await engine.close();
+  `;
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'an engine whose cgroups are not delegated to its user: every limit none',
+    async () => {
+      // As nobody, neither the v2 tree nor the v1 hierarchies of this (root-run) machine are writable.
+      const stdout = await new Promise<string>((resolve, reject) => {
+        execFile(
+          'setpriv',
+          [
+            '--reuid=nobody',
+            '--regid=nogroup',
+            '--clear-groups',
+            process.execPath,
+            '--input-type=module',
+            '-e',
+            UNPRIVILEGED_HOST,
+          ],
+          { env: { ...process.env, HOME: '/tmp' }, cwd: '/tmp' },
+          (error, out) => (error === null ? resolve(out) : reject(error)),
+        );
+      });
+      const status = JSON.parse(stdout) as {
+        containment: string;
+        limits: Record<string, { enforcedBy: string; reason?: string }>;
+      };
+      expect(status.containment).toBe('process-tree');
+      for (const limit of ['memory', 'pids', 'cpu']) {
+        expect(status.limits[limit]).toMatchObject({ enforcedBy: 'none' });
+        expect(status.limits[limit]!.reason).toMatch(/not writable.*systemd-run --user -p Delegate=yes/);
+      }
+    },
+  );
+});
+
+describe('stale limit cgroups of a dead engine process are swept at engine start (cgroup v1)', () => {
+  const line = readFileSync('/proc/self/cgroup', 'utf8')
+    .split('\n')
+    .find((entry) => entry.split(':')[1]?.split(',').includes('pids'));
+  const pidsHome = line === undefined ? undefined : path.join('/sys/fs/cgroup/pids', line.split(':')[2]!);
+  let sleeper: ChildProcess | undefined;
+  let stale: string | undefined;
+
+  afterEach(() => {
+    sleeper?.kill('SIGKILL');
+    sleeper = undefined;
+    if (stale === undefined) return;
+    for (const dir of [path.join(stale, 'engine-0/session-1-t1'), path.join(stale, 'engine-0'), stale]) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // swept already (the point of the test)
+      }
+    }
+    stale = undefined;
+  });
+
+  it.skipIf(pidsHome === undefined || !cgroupUsable(pidsHome))(
+    'a dead owner’s v1 directory and the process in it are killed and removed',
+    async () => {
+      const deadPid = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8'));
+      stale = path.join(pidsHome!, `agent-pty.${deadPid}.12345`);
+      const session = path.join(stale, 'engine-0/session-1-t1');
+      mkdirSync(session, { recursive: true });
+      const stray = spawn('sleep', ['77821'], { stdio: 'ignore' });
+      sleeper = stray;
+      const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+        stray.once('exit', (_code, signal) => resolve(signal)),
+      );
+      writeFileSync(path.join(session, 'cgroup.procs'), String(stray.pid));
+      await testEngine(ENGINE).then((engine) => engine.spawn({ cwd: workspace }));
+      await until('stale v1 cgroup swept', () => !existsSync(stale!), WAIT_MS);
+      expect(await exited).toBe('SIGKILL');
+    },
+  );
 });

@@ -277,10 +277,17 @@ describe.runIf(process.platform === 'linux')('close leaves nothing alive', () =>
       exitCode: 3,
       signal: null,
       containment: expect.any(String),
+      limits: expect.any(Object),
     });
     const outcome = await session.close('done');
     expect(outcome).toEqual({
-      status: { kind: 'exited', exitCode: 3, signal: null, containment: expect.any(String) },
+      status: {
+        kind: 'exited',
+        exitCode: 3,
+        signal: null,
+        containment: expect.any(String),
+        limits: expect.any(Object),
+      },
       reason: 'done',
     });
     expectNothingLeft(session, [left!]);

@@ -132,6 +132,24 @@ describe.runIf(process.platform === 'linux')('teardownProcessTree (real shells)'
     expectAllDead(shell, [ignoring!]);
   });
 
+  it('does not wait out the grace for a child that keeps SIGTERM blocked and pending (a fork bomb’s bash)', async () => {
+    const shell = spawnShell();
+    // What bash does while it sleeps between attempts at a fork its pids limit refused.
+    const script =
+      'import signal, time; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM}); time.sleep(1000)';
+    const [blocking] = await start(shell, `python3 -c '${script}' &`, 'python3', 1);
+    await until('SIGTERM blocked', () => {
+      const status = readProcStatus(blocking!.pid);
+      return (
+        status !== undefined && ((BigInt(`0x${/^SigBlk:\s*(\w+)/m.exec(status)![1]}`) >> 14n) & 1n) === 1n
+      );
+    });
+    const report = await teardownProcessTree(shell.root, { graceMs: LONG_GRACE_MS });
+    expect(report.killed).toBe(2); // the python and the root
+    expect(report.elapsedMs).toBeLessThan(LONG_GRACE_MS / 4);
+    expectAllDead(shell, [blocking!]);
+  });
+
   it('waits the grace for a child that handles SIGTERM without exiting, then SIGKILLs it', async () => {
     const shell = spawnShell();
     const script = 'import signal, time; signal.signal(signal.SIGTERM, lambda *_: None); time.sleep(1000)';

@@ -153,7 +153,13 @@ describe('readiness: fallbacks and exit', () => {
     const session = await engine.spawn();
     const result = await session.startSend({ text: 'exit 3' }).done;
     expect(result.waitReason).toBe('session_exit');
-    const exited = { kind: 'exited', exitCode: 3, signal: null, containment: expect.any(String) };
+    const exited = {
+      kind: 'exited',
+      exitCode: 3,
+      signal: null,
+      containment: expect.any(String),
+      limits: expect.any(Object),
+    };
     expect(result.sessionStatus).toEqual(exited);
     expect(await session.status()).toEqual(exited);
     await session.close();

@@ -188,6 +188,35 @@ describe('terminal MCP server', () => {
     expect(session.outputListeners.size).toBe(0);
   });
 
+  it('refuses a terminal_open beyond --max-sessions with SESSION_LIMIT, counting opens in flight; a close frees a slot', async () => {
+    const capped = createTerminalMcpServer({ pty: host.service('pty'), owner: 'capped', maxSessions: 2 });
+    const cappedClient = new Client({ name: 'capped', version: '1.0.0' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await Promise.all([capped.connect(serverSide), cappedClient.connect(clientSide)]);
+    try {
+      // Two opens held in the engine: the third is refused while neither has finished.
+      fixture.engine.spawnGate = gate();
+      const held = [1, 2].map(() => cappedClient.callTool({ name: 'terminal_open', arguments: {} }));
+      await until('both spawns started', () => fixture.engine.spawnOptions.length === 2);
+      const refused = await cappedClient.callTool({ name: 'terminal_open', arguments: {} });
+      fixture.engine.spawnGate.open();
+      fixture.engine.spawnGate = undefined;
+      for (const opened of await Promise.all(held)) expect(opened.isError).toBeFalsy();
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toMatch(
+        /2 terminals open or opening \(--max-sessions\); close one first.*terminal_close/s,
+      );
+      // Another connection of the same service has slots of its own.
+      expect((await client.callTool({ name: 'terminal_open', arguments: {} })).isError).toBeFalsy();
+      const [first] = await host.service('pty').list('capped');
+      await cappedClient.callTool({ name: 'terminal_close', arguments: { sessionId: first!.sessionId } });
+      expect((await cappedClient.callTool({ name: 'terminal_open', arguments: {} })).isError).toBeFalsy();
+    } finally {
+      await cappedClient.close();
+      await capped.close();
+    }
+  });
+
   it('keeps its instructions under 2 000 characters: a long suffix is cut, the guidance and wait bound never', async () => {
     expect(MAX_INSTRUCTIONS_CHARS).toBe(2_000);
     const long = createTerminalMcpServer({
@@ -224,6 +253,7 @@ describe('agent-pty mcp options', () => {
       mode: 'workspace-write',
       workspaceRoot: '/w',
       maxWaitMs: 50_000,
+      maxSessions: 32,
     });
     expect(
       parseMcpOptions(['--sandbox', 'read-only', '--workspace', 'sub', '--max-wait', '20000'], '/w'),
@@ -231,6 +261,7 @@ describe('agent-pty mcp options', () => {
       mode: 'read-only',
       workspaceRoot: '/w/sub',
       maxWaitMs: 20_000,
+      maxSessions: 32,
     });
     expect(
       parseMcpOptions(['--sandbox=danger-full-access', '--workspace=/x', '--max-wait=900'], '/w'),
@@ -238,6 +269,7 @@ describe('agent-pty mcp options', () => {
       mode: 'danger-full-access',
       workspaceRoot: '/x',
       maxWaitMs: 900,
+      maxSessions: 32,
     });
     for (const bad of ['0', '-1', '1.5', '50s', '']) {
       expect(() => parseMcpOptions([`--max-wait=${bad}`])).toThrow(
@@ -251,6 +283,12 @@ describe('agent-pty mcp options', () => {
     );
     expect(() => parseMcpOptions(['--workspace'])).toThrow(/--workspace needs a value/);
     expect(() => parseMcpOptions(['--port', '1'])).toThrow(/unknown argument '--port'/);
+    expect(parseMcpOptions(['--max-sessions', '4'], '/w').maxSessions).toBe(4);
+    for (const bad of ['0', '-3', '2.5', 'many']) {
+      expect(() => parseMcpOptions([`--max-sessions=${bad}`])).toThrow(
+        /--max-sessions must be a whole number of terminals \(1 or more\), e\.g\. 32/,
+      );
+    }
   });
 
   it('--shell names the shell of a terminal_open that names none', () => {

@@ -13,7 +13,7 @@ import type { LiveLinesBatch } from '../../../../src/main/tools/live-lines.js';
 import type { TerminalToolContext } from '../../../../src/main/tools/tool.js';
 import { TerminalError } from '../../../../src/shared/errors.js';
 import { createFakeHost, type FakeHost } from '../../../support/fake-host.js';
-import { type FakeEngine, type FakeSession, gate } from '../../../support/fake-pty-engine.js';
+import { FAKE_LIMITS, type FakeEngine, type FakeSession, gate } from '../../../support/fake-pty-engine.js';
 
 let fixture: FakeHost;
 let workspace: string;
@@ -127,6 +127,7 @@ describe('terminal_open', () => {
       pid,
       status: { kind: 'running' },
       containment: 'process-tree',
+      limits: FAKE_LIMITS,
       motd: 'fake motd',
       // The sandbox is not a field of the result: the hint carries it, in the words of the text.
       hint: header,
@@ -320,7 +321,13 @@ describe('terminal_send', () => {
       viewport: 'logout\n',
       waitReason: 'session_exit',
       exitCode: undefined,
-      sessionStatus: { kind: 'exited', exitCode: 3, signal: null, containment: 'process-tree' },
+      sessionStatus: {
+        kind: 'exited',
+        exitCode: 3,
+        signal: null,
+        containment: 'process-tree',
+        limits: FAKE_LIMITS,
+      },
     });
     const outcome = await ok('terminal_send', { sessionId: id, text: 'exit 3' });
     expect(outcome.text).toMatch(

@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveEngineConfig } from '../../../../src/shared/config.js';
+import { unenforcedLimits } from '../../../../src/shared/session-limits.js';
 import { LineRing } from '../../../../src/worker/output/line-ring.js';
 import { OutputWindow } from '../../../../src/worker/output/output-window.js';
 import type { ForegroundSample, ThreadWait } from '../../../../src/worker/proc/stdin-wait.js';
@@ -119,7 +120,7 @@ function fakeEnvironment(overrides: Partial<SendContext> & { current: () => Fore
     writeInput: async () => 'written',
     interrupt: () => SHELL.pgrp,
     foreground: () => undefined,
-    status: () => ({ kind: 'running', containment: 'process-tree' }),
+    status: () => ({ kind: 'running', containment: 'process-tree', limits: unenforcedLimits('no cgroups') }),
     output,
     flushOutput: () => undefined,
     drainOutput: () => 'unavailable',
