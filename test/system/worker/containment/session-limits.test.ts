@@ -153,9 +153,15 @@ describe('session limits in cgroups, inside an outer cgroup', () => {
       expect(report.wroteOne).toBe(true);
       expect(report.oneUsage as number).toBeGreaterThanOrEqual(60 * MIB);
       expect(report.engineLimit).toBe(300 * MIB);
-      // 360 MiB of tmpfs asked for under a 300 MiB cap: the kernel held the cap, and killed to do so.
+      // 360 MiB of tmpfs asked for under a 300 MiB cap: the kernel held the cap, so at least one fill did
+      // not complete. Whether it refused a write or OOM-killed a writer depends on the kernel (a charge in
+      // a write() may fail the syscall instead of invoking the OOM killer); a kill is reported.
       expect(report.engineMaxUsage as number).toBeLessThanOrEqual(300 * MIB);
-      expect((report.oomKills as number[]).some((kills) => kills !== 0)).toBe(true);
+      const filled = report.filled as boolean[];
+      expect(filled.every(Boolean)).toBe(false);
+      (report.oomKills as number[]).forEach((kills, i) => {
+        if (kills > 0) expect(filled[i]).toBe(false);
+      });
     },
     90_000,
   );
