@@ -155,13 +155,10 @@ describe('session limits in cgroups, inside an outer cgroup', () => {
       expect(report.engineLimit).toBe(300 * MIB);
       // 360 MiB of tmpfs asked for under a 300 MiB cap: the kernel held the cap, so at least one fill did
       // not complete. Whether it refused a write or OOM-killed a writer depends on the kernel (a charge in
-      // a write() may fail the syscall instead of invoking the OOM killer); a kill is reported.
+      // a write() may fail the syscall instead of invoking the OOM killer), and an OOM at the engine's
+      // level may pick its victim in any session, so kills are not matched to sessions here.
       expect(report.engineMaxUsage as number).toBeLessThanOrEqual(300 * MIB);
-      const filled = report.filled as boolean[];
-      expect(filled.every(Boolean)).toBe(false);
-      (report.oomKills as number[]).forEach((kills, i) => {
-        if (kills > 0) expect(filled[i]).toBe(false);
-      });
+      expect((report.filled as boolean[]).every(Boolean)).toBe(false);
     },
     90_000,
   );
