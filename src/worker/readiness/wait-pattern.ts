@@ -36,6 +36,8 @@ const TEST_TURN_BUDGET_MS = 5;
  * tested drops its oldest waiting lines beyond this (each line is still at most {@link MAX_MATCH_CHARS}).
  */
 const MAX_QUEUED_CHARS = 1024 * 1024;
+/** Lines passed over before the queue's array is compacted (below this, keeping them costs nothing). */
+const QUEUE_COMPACT_MIN = 1024;
 
 /** A compiled `waitFor` expression. */
 export interface WaitPattern {
@@ -267,7 +269,19 @@ export class PatternWatch extends DisposableOwner {
     while (this.queuedChars > MAX_QUEUED_CHARS && this.queueHead < this.queue.length - 1) {
       this.queuedChars -= this.queue[this.queueHead++]!.length;
     }
+    this.releaseTested();
     this.scheduleQueue();
+  }
+
+  /**
+   * Lets go of the lines before `queueHead` (tested or dropped) once they are half of the array, so a
+   * flood that outruns a slow pattern — the queue never empties then — keeps only what `queuedChars`
+   * counts, not every line it ever queued. Amortised O(1) per line.
+   */
+  private releaseTested(): void {
+    if (this.queueHead < QUEUE_COMPACT_MIN || this.queueHead * 2 < this.queue.length) return;
+    this.queue = this.queue.slice(this.queueHead);
+    this.queueHead = 0;
   }
 
   /** Tests queued lines until one matches, the queue is empty, or this turn's budget is spent. */
@@ -287,6 +301,7 @@ export class PatternWatch extends DisposableOwner {
       this.queue = [];
       this.queueHead = 0;
     } else {
+      this.releaseTested();
       this.scheduleQueue();
     }
     return false;

@@ -117,4 +117,21 @@ describe('PatternWatch bounds', () => {
     expect(pattern.tests.length).toBe(1000);
     watch.dispose();
   });
+
+  it('a flood faster than its pattern keeps about 1 MiB of waiting lines: the oldest are dropped untested and let go', async () => {
+    const pattern = countingPattern('^never$');
+    const watch = new PatternWatch(pattern, '');
+    const line = (i: number) => `${String(i).padStart(6, '0')}-${'x'.repeat(993)}`;
+    // 5 000 lines of 1 000 characters arrive before any turn runs: 5 MB for a 1 MiB queue.
+    watch.textBlock(Array.from({ length: 5000 }, (_, i) => `${line(i)}\n`).join(''));
+    // The waiting lines are held in an array whose passed-over head is let go (internal, but it is
+    // what bounds the memory): without that it held all 5 000.
+    expect((watch as unknown as { queue: string[] }).queue.length).toBeLessThan(2500);
+    const deadline = Date.now() + 20_000;
+    while (!pattern.tests.includes(line(4999)) && Date.now() < deadline) await delay(5);
+    expect(pattern.tests).not.toContain(line(0));
+    expect(pattern.tests).toContain(line(4999));
+    expect(pattern.tests.length).toBeLessThanOrEqual(1100);
+    watch.dispose();
+  });
 });
