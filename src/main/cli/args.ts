@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { TerminalError } from '../../shared/errors.js';
 import { SANDBOX_MODES, type SandboxMode } from '../../shared/types.js';
 import { narrowImplicitWorkspace, refuseWritableFilesystemRoot } from '../../shared/workspace-scope.js';
-import { MCP_DEFAULT_MODE } from '../mcp/options.js';
+import { MCP_DEFAULT_MODE, MCP_VALUE_FLAGS } from '../mcp/options.js';
 
 /** The commands: `interactive` is `agent-pty` without a subcommand. */
 export type CliCommand = 'interactive' | 'mcp' | 'serve' | 'demo';
@@ -38,13 +38,7 @@ const SUBCOMMANDS: ReadonlySet<string> = new Set(['mcp', 'serve', 'demo']);
 const HELP_FLAGS: ReadonlySet<string> = new Set(['-h', '--help']);
 const VERSION_FLAGS: ReadonlySet<string> = new Set(['-v', '--version']);
 /** Flags whose value is the next argument (unless written `--flag=value`): it is never a command word. */
-const VALUE_FLAGS: ReadonlySet<string> = new Set([
-  '--sandbox',
-  '--workspace',
-  '--shell',
-  '--max-wait',
-  '--world',
-]);
+const VALUE_FLAGS = MCP_VALUE_FLAGS;
 
 /** Parses argv (without node and script). Throws INVALID_ARGUMENT with a usable message. */
 export function parseCliArgs(argv: readonly string[], cwd = process.cwd(), home = homedir()): CliArgs {

@@ -71,8 +71,18 @@ export interface McpOptions {
   notice?: string;
 }
 
+/** The flags of `agent-pty mcp` whose value is the next argument (unless written `--flag=value`). */
+export const MCP_VALUE_FLAGS: ReadonlySet<string> = new Set([
+  '--sandbox',
+  '--workspace',
+  '--shell',
+  '--max-wait',
+  '--max-sessions',
+  '--world',
+]);
+
 /**
- * Parses `--sandbox MODE`, `--workspace DIR`, `--shell NAME`, `--max-wait MS` (each also as
+ * Parses `--sandbox MODE`, `--workspace DIR`, `--shell NAME`, `--max-wait MS`, `--max-sessions N` (each also as
  * `--flag=value`) and `--world NAME=COMMAND` (COMMAND split like a shell argv, see
  * worlds/command-line.ts); throws `INVALID_ARGUMENT`.
  */

@@ -90,4 +90,10 @@ describe('agent-pty command line', () => {
     });
     expect(() => parseCliArgs(['help', 'frob'])).toThrow(/no command 'frob'; commands: mcp, serve, demo/);
   });
+
+  it('knows every value flag of mcp: a value written before the command is not taken for it', () => {
+    for (const flag of ['--sandbox', '--workspace', '--shell', '--max-wait', '--max-sessions', '--world']) {
+      expect(parseCliArgs([flag, '4', 'mcp'])).toEqual({ command: 'mcp', mcpArgs: [flag, '4'] });
+    }
+  });
 });
