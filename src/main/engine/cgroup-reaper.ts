@@ -74,8 +74,9 @@ export class CgroupReaper {
   ensureRunning(): void {
     if (this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null) return;
     const roots = [...cgroupMountPoints(), ...(this.cgroupRoot === undefined ? [] : [this.cgroupRoot])];
-    const self = parseProcStat(readFileSync('/proc/self/stat', 'utf8'));
-    if (roots.length === 0 || self === undefined) return;
+    if (roots.length === 0) return;
+    const self = ownStat();
+    if (self === undefined) return;
     const child = spawn(
       '/bin/sh',
       [
@@ -115,5 +116,14 @@ export class CgroupReaper {
     } finally {
       clearTimeout(timer);
     }
+  }
+}
+
+/** This process's `/proc/self/stat`, or undefined where there is no procfs (macOS) or it is unreadable. */
+function ownStat(): ReturnType<typeof parseProcStat> {
+  try {
+    return parseProcStat(readFileSync('/proc/self/stat', 'utf8'));
+  } catch (_noProcfs) {
+    return undefined;
   }
 }
