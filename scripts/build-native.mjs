@@ -22,9 +22,11 @@ import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { applyUnifiedDiff } from './unified-diff.mjs';
 
-/** The node-pty version the patch was reviewed against (package.json pins the same). */
-const NODE_PTY_VERSION = '1.1.0';
 const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
+/** The node-pty version the patch was reviewed against: the exact version package.json pins. */
+const NODE_PTY_VERSION = JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')).dependencies[
+  'node-pty'
+];
 const NATIVE_DIR = join(PACKAGE_DIR, 'native');
 const BUILD_DIR = join(NATIVE_DIR, 'build');
 const PATCH_FILE = join(NATIVE_DIR, `node-pty-${NODE_PTY_VERSION}-pty.cc.patch`);

@@ -7,7 +7,7 @@ import { DEFAULT_HOME_ALLOWLIST, homeAllowlistProblem } from './credential-store
 import { DIALECTS } from './dialects.js';
 import { TerminalError } from './errors.js';
 import { type MachineResources, machineResources } from './machine-resources.js';
-import { MAX_TERMINAL_DIMENSION } from './terminal-size.js';
+import { MAX_TERMINAL_DIMENSION, screenCellsProblem } from './terminal-size.js';
 
 /** Smallest `sessionPids`: the launcher, the shell and its prompt need a few processes. */
 export const MIN_SESSION_PIDS = 16;
@@ -15,6 +15,13 @@ export const MIN_SESSION_PIDS = 16;
 /** The smallest session memory limit: its three tmpfs (`/tmp`, `/dev/shm`, the private home) full, plus 256 MiB. */
 export function sessionMemoryFloor(tmpfsBytes: number): number {
   return 3 * tmpfsBytes + 256 * 1024 * 1024;
+}
+
+/** Why `bytes` is not a usable session memory limit beside `tmpfsBytes`, or undefined when it is. */
+export function sessionMemoryProblem(bytes: number, tmpfsBytes: number): string | undefined {
+  const floor = sessionMemoryFloor(tmpfsBytes);
+  if (Number.isSafeInteger(bytes) && bytes >= floor) return undefined;
+  return `must be an integer >= 3 × tmpfsBytes + 256 MiB (${floor}): the tmpfs pages a session writes count against it, got ${bytes}`;
 }
 
 const positiveInt = z.number().int().positive();
@@ -88,20 +95,16 @@ export const engineConfigSchema = z
         message: `must be <= maxTimeoutMs (${config.maxTimeoutMs}), got ${config.timeoutMs}`,
       });
     }
-    const floor = sessionMemoryFloor(config.tmpfsBytes);
-    if (config.sessionMemoryBytes !== undefined && config.sessionMemoryBytes < floor) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['sessionMemoryBytes'],
-        message: `must be >= 3 × tmpfsBytes + 256 MiB (${floor}): the tmpfs pages a session writes count against it, got ${config.sessionMemoryBytes}`,
-      });
+    const memoryProblem =
+      config.sessionMemoryBytes === undefined
+        ? undefined
+        : sessionMemoryProblem(config.sessionMemoryBytes, config.tmpfsBytes);
+    if (memoryProblem !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['sessionMemoryBytes'], message: memoryProblem });
     }
-    if (config.rows * config.cols > config.maxScreenCells) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['rows'],
-        message: `rows × cols must be <= maxScreenCells (${config.maxScreenCells}), got ${config.rows} × ${config.cols}`,
-      });
+    const cellsProblem = screenCellsProblem(config.rows, config.cols, config.maxScreenCells);
+    if (cellsProblem !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['rows'], message: `rows × cols: ${cellsProblem}` });
     }
     for (const [index, entry] of config.homeAllowlist.entries()) {
       const problem = homeAllowlistProblem(entry);

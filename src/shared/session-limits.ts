@@ -16,6 +16,13 @@ export function unenforcedLimits(reason: string): SessionLimits {
 /** The limits reported for a session that cannot answer any more (its thread or link is gone). */
 export const LIMITS_UNKNOWN: SessionLimits = unenforcedLimits('unknown: the session can no longer report');
 
+/**
+ * SIGTERM → SIGKILL grace of a server's sessions once its client is gone (the MCP server's stdin
+ * closed, a world's link ended): short, so the process is gone within seconds even when its stdout is
+ * blocked (SPEC §4.8 "Edges"; bin.ts bounds the final flush).
+ */
+export const CLIENT_GONE_GRACE_MS = 1_000;
+
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
 

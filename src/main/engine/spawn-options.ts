@@ -1,5 +1,5 @@
 /** Validation of `engine.spawn()` options: bad input gets a coded error that names the field. */
-import { type EngineConfig, MIN_SESSION_PIDS, sessionMemoryFloor } from '../../shared/config.js';
+import { type EngineConfig, MIN_SESSION_PIDS, sessionMemoryProblem } from '../../shared/config.js';
 import { DIALECTS, isDialect } from '../../shared/dialects.js';
 import { TerminalError } from '../../shared/errors.js';
 import { screenCellsProblem, terminalDimensionProblem } from '../../shared/terminal-size.js';
@@ -64,13 +64,9 @@ function spawnLimits(
   if (typeof limits !== 'object' || limits === null)
     fail('limits', 'must be an object { memoryBytes?, pids? }');
   const { memoryBytes, pids } = limits;
-  const floor = sessionMemoryFloor(config.tmpfsBytes);
-  if (memoryBytes !== undefined && (!Number.isSafeInteger(memoryBytes) || memoryBytes < floor)) {
-    fail(
-      'limits.memoryBytes',
-      `must be an integer >= 3 × tmpfsBytes + 256 MiB (${floor}): the tmpfs pages a session writes count against it`,
-    );
-  }
+  const memoryProblem =
+    memoryBytes === undefined ? undefined : sessionMemoryProblem(memoryBytes as number, config.tmpfsBytes);
+  if (memoryProblem !== undefined) fail('limits.memoryBytes', memoryProblem);
   if (pids !== undefined && (!Number.isSafeInteger(pids) || pids < MIN_SESSION_PIDS)) {
     fail('limits.pids', `must be an integer >= ${MIN_SESSION_PIDS}`);
   }

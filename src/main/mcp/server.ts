@@ -9,6 +9,7 @@
  * line is skipped and answered with an error (stdio-line-transport.ts).
  */
 import { describeError } from '../../shared/errors.js';
+import { CLIENT_GONE_GRACE_MS } from '../../shared/session-limits.js';
 import type { SandboxMode } from '../../shared/types.js';
 import { createLocalHost } from '../harness/local-host.js';
 import { parseMcpOptions } from './options.js';
@@ -20,11 +21,6 @@ const SHUTDOWN_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHU
 
 /** Why the connection ended when the client closed its end of stdin. */
 const STDIN_CLOSED = 'stdin closed';
-/**
- * SIGTERM → SIGKILL grace of the terminals once the client is gone: short, so the process is gone
- * within seconds even when its stdout is blocked (SPEC §4.8; bin.ts bounds the final flush).
- */
-export const CLIENT_GONE_GRACE_MS = 1_000;
 /** What each sandbox mode lets a shell write, in the words of the server's instructions. */
 const MODE_MEANING: Record<SandboxMode, string> = {
   'read-only': 'nothing is writable but a private /tmp',

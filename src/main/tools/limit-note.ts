@@ -34,10 +34,3 @@ export function renderLimitEvents(
   }
   return lines;
 }
-
-/** The same words as one `hint` sentence (empty without events). */
-export function limitEventsHint(events: LimitEvents | undefined, limits: SessionLimits | undefined): string {
-  return renderLimitEvents(events, limits)
-    .map((line) => line.slice(1, -1))
-    .join('; ');
-}

@@ -1,18 +1,9 @@
 /** `terminal_signal {sessionId, signal}` → `{ delivered, targetPgid, hint? }`. */
 import { z } from 'zod';
-import type { SignalName } from '../../shared/types.js';
+import { SIGNAL_NAMES } from '../../shared/signals.js';
 import { hintField, plainLine, sentenceLine } from './render.js';
 import { hintOutput, sessionIdArgument } from './schemas.js';
 import { defineTool } from './tool.js';
-
-/** Signals a session accepts (SPEC §4.4). */
-const SIGNALS = [
-  'SIGINT',
-  'SIGTERM',
-  'SIGKILL',
-  'SIGTSTP',
-  'SIGHUP',
-] as const satisfies readonly SignalName[];
 
 /** Sends a signal to the foreground program of a session. */
 export const terminalSignal = defineTool({
@@ -28,7 +19,9 @@ export const terminalSignal = defineTool({
   input: z.strictObject({
     sessionId: sessionIdArgument,
     signal: z
-      .enum(SIGNALS, { error: `must be one of ${SIGNALS.join(', ')} (SIGINT to interrupt, like Ctrl-C)` })
+      .enum(SIGNAL_NAMES, {
+        error: `must be one of ${SIGNAL_NAMES.join(', ')} (SIGINT to interrupt, like Ctrl-C)`,
+      })
       .describe('Signal name: SIGINT, SIGTERM, SIGKILL, SIGTSTP or SIGHUP.'),
   }),
   output: z.strictObject({ delivered: z.literal(true), targetPgid: z.number().int(), hint: hintOutput }),

@@ -10,6 +10,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { describeError, TerminalError } from '../../shared/errors.js';
 import { SETTLED_SENDS_KEPT } from '../../shared/protocol.js';
+import { CLIENT_GONE_GRACE_MS } from '../../shared/session-limits.js';
 import type {
   CloseOptions,
   PtyEngine,
@@ -29,12 +30,6 @@ import {
 } from '../../shared/world-protocol.js';
 import { LiveOutputSender } from './live-output-flow.js';
 import { WorldLink } from './world-link.js';
-
-/**
- * SIGTERM → SIGKILL grace of the sessions once the link ended: the client is gone, and this process
- * must be gone within seconds even when its stdout is blocked (bin.ts bounds the final flush).
- */
-const CLIENT_GONE_GRACE_MS = 1_000;
 
 /** How the server was asked to stop, for its exit status and log line. */
 export interface ServeOutcome {

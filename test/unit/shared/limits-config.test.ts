@@ -43,14 +43,14 @@ describe('limit defaults and rules (config)', () => {
 
   it('rejects at load, naming the field: a session memory below the floor, rows × cols above maxScreenCells', () => {
     expect(() => resolveEngineConfig({ sessionMemoryBytes: 512 * MIB })).toThrow(
-      /sessionMemoryBytes: must be >= 3 × tmpfsBytes \+ 256 MiB \(1073741824\)/,
+      /sessionMemoryBytes: must be an integer >= 3 × tmpfsBytes \+ 256 MiB \(1073741824\)/,
     );
     // A smaller tmpfs lowers the floor.
     expect(
       resolveEngineConfig({ sessionMemoryBytes: 512 * MIB, tmpfsBytes: 64 * MIB }).sessionMemoryBytes,
     ).toBe(512 * MIB);
     expect(() => resolveEngineConfig({ rows: 600, cols: 600 })).toThrow(
-      /rows: rows × cols must be <= maxScreenCells/,
+      /rows: rows × cols: .* a terminal holds at most \d+ \(maxScreenCells/,
     );
     expect(() => resolveEngineConfig({ sessionPids: 4 })).toThrow(/sessionPids/);
     expect(() => resolveEngineConfig({ maxSessions: 0 })).toThrow(/maxSessions/);

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runTerminalTool, TERMINAL_TOOLS } from '../../../../src/main/tools/catalog.js';
-import { limitEventsHint, renderLimitEvents } from '../../../../src/main/tools/limit-note.js';
+import { renderLimitEvents } from '../../../../src/main/tools/limit-note.js';
 import type { TerminalToolContext } from '../../../../src/main/tools/tool.js';
 import type { SessionLimits } from '../../../../src/shared/types.js';
 import { createFakeHost, type FakeHost } from '../../../support/fake-host.js';
@@ -26,9 +26,9 @@ describe('the words of limit events', () => {
       '[limit: out of memory — 3 processes were killed (session memory limit 512 MiB)]',
     ]);
     expect(renderLimitEvents(undefined, LIMITS)).toEqual([]);
-    expect(limitEventsHint({ oomKills: 0, pidsRefused: 1 }, LIMITS)).toBe(
-      'limit: process limit reached — 1 fork refused (session limit 256)',
-    );
+    expect(renderLimitEvents({ oomKills: 0, pidsRefused: 1 }, LIMITS)).toEqual([
+      '[limit: process limit reached — 1 fork refused (session limit 256)]',
+    ]);
   });
 });
 
@@ -63,6 +63,10 @@ describe('terminal tools carry limits and limit events', () => {
       '[limit: out of memory — a process was killed (session memory limit 512 MiB)]',
     );
     expect(sent.json).toMatchObject({ limitEvents: { oomKills: 1, pidsRefused: 0 } });
+    // A client that reads only the JSON gets the same words (SPEC §7 "Both forms carry the whole truth").
+    expect((sent.json as { hint?: string }).hint).toContain(
+      '[limit: out of memory — a process was killed (session memory limit 512 MiB)]',
+    );
     const send = TERMINAL_TOOLS.find((tool) => tool.name === 'terminal_send')!;
     expect(send.output.safeParse(sent.json).error).toBeUndefined();
     const open = TERMINAL_TOOLS.find((tool) => tool.name === 'terminal_open')!;
