@@ -137,6 +137,11 @@ export interface SpawnOptions {
   sandbox?: SandboxSelection;
   /** This session's limits (default: the engine's). */
   limits?: SpawnLimits;
+  /**
+   * Record the session as an asciicast v2 file from the raw channel (SPEC §13): a path, or `true` for
+   * a file under `$XDG_STATE_HOME/agent-pty/recordings/` (0600). Output events only.
+   */
+  record?: string | true;
 }
 
 /**
@@ -214,6 +219,12 @@ export interface TerminalSendResult {
   limitEvents?: LimitEvents;
   /** Present when the send's `maxWaitMs` cut its wait bound: the bound applied and the one asked. */
   cappedWait?: CappedWait;
+  /**
+   * The program waits for input the terminal does not echo (SPEC §13): `true` when the master's termios
+   * prove it (canonical mode, echo off: `sudo`, `getpass`, `read -s`), `'likely'` when only the prompt's
+   * words suggest it. The model should ask the user to type it, never guess it.
+   */
+  inputHidden?: true | 'likely';
 }
 
 /** How a send's cap (`maxWaitMs`) cut its wait bound. */
@@ -285,6 +296,101 @@ export interface CloseOptions {
   graceMs?: number;
 }
 
+/**
+ * The terminal model serialized (SPEC §2): what a person's terminal starts from before the raw channel's
+ * chunks. Written into a fresh terminal of `rows` × `cols`, `ansi` reproduces the screen.
+ */
+export interface TerminalSnapshot {
+  rows: number;
+  cols: number;
+  /** Escape text that redraws this state in a fresh terminal: cells, attributes, cursor, modes, alternate screen. */
+  ansi: string;
+  /** The visible lines as text, trailing blanks trimmed. */
+  lines: string[];
+  /** Cursor position (0-based) and visibility. */
+  cursor: { row: number; col: number; visible: boolean };
+  /** True while a full-screen program owns the alternate screen. */
+  alternateScreen: boolean;
+  /** Input modes a person's keys must be encoded for. */
+  modes: { applicationCursorKeys: boolean; bracketedPaste: boolean };
+}
+
+/** A piece of the raw channel: the pty's output decoded as UTF-8, the private prompt marker removed. */
+export interface RawChunk {
+  data: string;
+  /**
+   * Characters dropped before this chunk because the subscriber lagged past its watermark (0 when none).
+   * A viewer that sees a drop redraws from a fresh `snapshot()`.
+   */
+  dropped: number;
+}
+
+/** An open raw channel: its starting snapshot and the subscription. */
+export interface RawView extends Disposable {
+  /** The model at the exact point of the byte stream where the chunks begin: snapshot + chunks = the screen. */
+  readonly snapshot: TerminalSnapshot;
+}
+
+/** Why a keyboard hold ended (SPEC §13). */
+export type HoldEnd = 'handed-back' | 'forced' | 'heartbeat-lost' | 'closed';
+
+/** A person's hold of a session's keyboard (SPEC §13): one holder per session. */
+export interface KeyboardHold {
+  /** When the hold began (ms since the epoch). */
+  readonly since: number;
+  /** Types the person's input straight into the pty, not through the send slot; never recorded. */
+  write(data: string): Promise<void>;
+  /** Keeps the hold alive; without one for 30 s the hold ends (`heartbeat-lost`). */
+  heartbeat(): void;
+  /** Hands the keyboard back to the model; idempotent. */
+  release(): Promise<void>;
+  /** Settles once, with why the hold ended. */
+  readonly ended: Promise<HoldEnd>;
+}
+
+/** Options of `session.takeKeyboard()`. */
+export interface TakeKeyboardOptions {
+  /** Who takes it, shown to a later viewer ("held by another viewer since …"). */
+  holder: string;
+  /** Take it from another holder (who is told: `forced`). Without it a held session refuses (`HUMAN_HOLDS`). */
+  force?: boolean;
+}
+
+/** One entry of `engine.list()` (SPEC §12). */
+export interface SessionListing {
+  id: string;
+  name: string | undefined;
+  /** True while a client holds a handle on it (always true on an in-process engine). */
+  attached: boolean;
+  pid: number;
+  status: SessionStatus;
+  /** A send is in flight. */
+  busy: boolean;
+  /** The sandbox mode, or `unconfined`. */
+  mode: SandboxMode | 'unconfined';
+  /** Present while a person holds the keyboard. */
+  heldSince?: number;
+}
+
+/** What a reattach found (SPEC §12): what happened while no client was attached. */
+export interface ReattachReport {
+  /** The result of a send that was in flight when its client vanished, settled on the daemon. */
+  orphanedResult?: TerminalSendResult;
+  /** The current screen, while a full-screen program owns the terminal. */
+  screen?: TerminalScreen;
+  /** Otherwise the last `maxResultBytes` of lines. */
+  lines?: string;
+  /** Lines that were neither shown to a client nor fit in `lines`. */
+  missedLines: number;
+}
+
+/*
+ * Wave 3 surface, agreed before the work was split (issues 24–26). TerminalSession gains
+ * `openRaw(listener): Promise<RawView>` and `snapshot(): Promise<TerminalSnapshot>` (issue 24) and
+ * `takeKeyboard(options): Promise<KeyboardHold>` (issue 26); PtyEngine gains `list()` (issue 25);
+ * WaitReason gains 'human' (issue 26); error codes gain NAME_TAKEN, SESSION_ATTACHED (25), HUMAN_HOLDS (26).
+ */
+
 /** A subscription that can be ended. */
 export interface Disposable {
   /** Stop the subscription; idempotent. */
@@ -343,7 +449,7 @@ export interface TerminalSession {
 export interface PtyEngine {
   /** Starts a shell and resolves once it is proven ready (its prompt). */
   spawn(options?: SpawnOptions, signal?: AbortSignal): Promise<TerminalSession>;
-  /** Live sessions of this engine. */
+  /** Live sessions of this engine: this client's handles. */
   sessions(): TerminalSession[];
   /** Closes every session, then the engine threads. Idempotent (the first call's options hold). */
   close(options?: CloseOptions): Promise<void>;
