@@ -14,6 +14,8 @@ import type {
   Dialect,
   Disposable,
   OutputChunk,
+  RawChunk,
+  RawView,
   ReadRequest,
   ReadResult,
   SandboxSelection,
@@ -28,6 +30,7 @@ import type {
   TerminalSendResult,
   TerminalSession,
   TerminalSize,
+  TerminalSnapshot,
 } from '../../shared/types.js';
 import type { SpawnedSession } from '../../shared/world-protocol.js';
 import type { WorldClient } from './world-client.js';
@@ -114,6 +117,14 @@ export class WorldSession implements TerminalSession {
         if (this.listeners.size === 0 && !this.closed) this.unsubscribe();
       },
     };
+  }
+
+  async openRaw(_listener: (chunk: RawChunk) => void): Promise<RawView> {
+    throw new TerminalError('INVALID_ARGUMENT', 'the raw channel is not available over this link yet');
+  }
+
+  async snapshot(): Promise<TerminalSnapshot> {
+    throw new TerminalError('INVALID_ARGUMENT', 'snapshot() is not available over this link yet');
   }
 
   close(reason = 'closed', options: CloseOptions = {}): Promise<SessionOutcome> {
