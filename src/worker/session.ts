@@ -20,6 +20,7 @@ import {
   type SessionLaunchSpec,
   type ShellPlan,
 } from '../shared/protocol.js';
+import { RetryableAttempt } from '../shared/retryable-attempt.js';
 import { unenforcedLimits } from '../shared/session-limits.js';
 import { assertSignalName } from '../shared/signals.js';
 import { assertTerminalSize } from '../shared/terminal-size.js';
@@ -129,7 +130,7 @@ export class SessionCore extends DisposableOwner {
   private closing = false;
   /** When the replier last wrote a terminal reply (readiness gives the reader time to take it). */
   private lastReplyAt = Number.NEGATIVE_INFINITY;
-  private closeAttempt: Promise<SessionOutcome> | undefined;
+  private readonly closeAttempt = new RetryableAttempt<SessionOutcome>();
   /** Planned teardown failures (tests only, through the internal test entry). */
   private readonly teardownFaults: TeardownFaults | undefined;
   private resolveFinished!: (outcome: SessionOutcome) => void;
@@ -533,11 +534,7 @@ export class SessionCore extends DisposableOwner {
   close(reason = 'closed', graceMs?: number): Promise<SessionOutcome> {
     this.closing = true;
     const grace = Math.min(this.spec.config.disposeGraceMs, graceMs ?? Number.POSITIVE_INFINITY);
-    this.closeAttempt ??= this.runClose(reason, Math.max(0, grace)).catch((error: unknown) => {
-      this.closeAttempt = undefined;
-      throw error;
-    });
-    return this.closeAttempt;
+    return this.closeAttempt.run(() => this.runClose(reason, Math.max(0, grace)));
   }
 
   private async runClose(reason: string, graceMs: number): Promise<SessionOutcome> {
