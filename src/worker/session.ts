@@ -112,9 +112,9 @@ export class SessionCore extends DisposableOwner {
   private root: ProcessIdentity | undefined;
   private ttyRdev = -1;
   private shellIdentity: ShellIdentity | undefined;
-  private startup: SendOperation | undefined;
+  /** The send slot: what may write to the terminal and receives the stream now (one at a time). */
+  private slot: SendSlot | undefined;
   private startupDeadline = 0;
-  private active: { id: number; op: SendOperation } | undefined;
   private readonly settledSends = new Map<number, SendOperation>();
   /** The limit events each result reported (`null`: none), so a result asked for twice stays the same. */
   private readonly resultEvents = new WeakMap<SendOperation, LimitEvents | null>();
@@ -157,7 +157,7 @@ export class SessionCore extends DisposableOwner {
           offer: (data, markersBefore) => this.replyGate?.offer(data, markersBefore),
           markerParsed: () => this.replyGate?.markerParsed(),
         },
-        listener: () => this.active?.op ?? this.startup,
+        listener: () => this.slot?.op,
       }),
     );
     this.resultCursor = this.pipeline.output.mark();
@@ -316,7 +316,7 @@ export class SessionCore extends DisposableOwner {
    * startup phases are done; rejects on timeout or early exit.
    */
   async awaitStartup(): Promise<{ motd: string; shellPid: number }> {
-    const first = this.startup;
+    const first = this.slot?.kind === 'startup' ? this.slot.op : undefined;
     if (first === undefined || this.installation === undefined) {
       throw new TerminalError('INTERNAL', 'awaitStartup before launch');
     }
@@ -324,7 +324,7 @@ export class SessionCore extends DisposableOwner {
     for (const phase of this.installation.startup.slice(1)) {
       this.checkStartup(await this.startPhase(phase).done);
     }
-    this.startup = undefined;
+    this.slot = undefined;
     this.resultCursor = this.pipeline.output.mark(); // the MOTD is the startup's; results start after it
     // The startup's prompt identified the shell (a confined one below the sandbox launcher, by the
     // namespace pid its marker carries); the pty child stands in only if no marker ever named it.
@@ -339,7 +339,7 @@ export class SessionCore extends DisposableOwner {
       readiness: phase.readiness,
       deadlineAt: this.startupDeadline,
     });
-    this.startup = op;
+    this.slot = { kind: 'startup', op };
     void op.start();
     return op;
   }
@@ -398,18 +398,19 @@ export class SessionCore extends DisposableOwner {
       if (plan.text === '') throw new TerminalError('INVALID_ARGUMENT', NOTHING_TO_WRITE);
     }
     assertInputWithinLimit(plan.text, this.spec.config.maxInputBytes); // the host checked too; never trust one side
-    if (this.startup !== undefined) throw new TerminalError('SEND_ACTIVE', 'the session is still starting');
-    if (this.active !== undefined) {
+    if (this.slot?.kind === 'startup')
+      throw new TerminalError('SEND_ACTIVE', 'the session is still starting');
+    if (this.slot !== undefined) {
       throw new TerminalError(
         'SEND_ACTIVE',
         'another send is still active on this session; wait for it or cancel it',
       );
     }
     const op = new SendOperation(this.sendContext(), plan);
-    this.active = { id, op };
+    this.slot = { kind: 'send', id, op };
     // The slot is released only once no byte or signal of this send can still reach the terminal.
     void op.quiesced.then(() => {
-      if (this.active?.op === op) this.active = undefined;
+      if (this.slot?.op === op) this.slot = undefined;
       this.settledSends.set(id, op);
       while (this.settledSends.size > SETTLED_SENDS_KEPT) {
         this.settledSends.delete(this.settledSends.keys().next().value as number);
@@ -538,7 +539,7 @@ export class SessionCore extends DisposableOwner {
   }
 
   private async runClose(reason: string, graceMs: number): Promise<SessionOutcome> {
-    const op = this.active?.op ?? this.startup;
+    const op = this.slot?.op;
     op?.stopReadiness();
     this.stopWriting();
     // Closing reads everything again: the exit is noticed through the pty, and nothing more is parsed
@@ -608,7 +609,7 @@ export class SessionCore extends DisposableOwner {
     this.markExited();
     if (this.closing) return; // close() settles the send after its teardown
     // The shell exited on its own: clean up what it left behind, then report session_exit.
-    const op = this.active?.op ?? this.startup;
+    const op = this.slot?.op;
     const root = this.root;
     void (async () => {
       if (root !== undefined) {
@@ -626,7 +627,7 @@ export class SessionCore extends DisposableOwner {
   }
 
   private sendById(id: number): SendOperation {
-    if (this.active?.id === id) return this.active.op;
+    if (this.slot?.kind === 'send' && this.slot.id === id) return this.slot.op;
     const op = this.settledSends.get(id);
     if (op === undefined) throw new TerminalError('INTERNAL', `unknown send ${id}`);
     return op;
@@ -749,6 +750,15 @@ export class SessionCore extends DisposableOwner {
     return this.shellIdentity;
   }
 }
+
+/**
+ * The send slot's occupant: a phase of the dialect's startup (the session is not ready yet), or a
+ * caller's send with its host-chosen id. It leaves the slot once none of its bytes or signals can still
+ * reach the terminal.
+ */
+type SendSlot =
+  | { readonly kind: 'startup'; readonly op: SendOperation }
+  | { readonly kind: 'send'; readonly id: number; readonly op: SendOperation };
 
 /** The status flags of `fd` of this process (`O_*`), from `/proc/self/fdinfo`; undefined if unreadable. */
 function fdStatusFlags(fd: number): number | undefined {
