@@ -103,6 +103,8 @@ export class SessionCore extends DisposableOwner {
   private installation: ShellInstallation | undefined;
   /** Everything that happens to a byte after the pty hands it over. */
   private readonly pipeline: OutputPipeline;
+  /** What each send sees of the session (readiness/send-operation.ts). */
+  private readonly sendContext: SendContext;
   /** Where the previous result's output ended (continuity of output, SPEC §4.2). */
   private resultCursor: OutputMark;
   private term: IPty | undefined;
@@ -161,6 +163,7 @@ export class SessionCore extends DisposableOwner {
       }),
     );
     this.resultCursor = this.pipeline.output.mark();
+    this.sendContext = this.buildSendContext();
     this.teardownFaults = spec.faults === undefined ? undefined : new TeardownFaults(spec.faults);
     this.finished = new Promise((resolve) => {
       this.resolveFinished = resolve;
@@ -333,7 +336,7 @@ export class SessionCore extends DisposableOwner {
 
   /** Starts a startup phase under the one startup deadline. */
   private startPhase(phase: StartupPhase): SendOperation {
-    const op = new SendOperation(this.sendContext(), {
+    const op = new SendOperation(this.sendContext, {
       text: phase.text,
       submit: phase.submit,
       readiness: phase.readiness,
@@ -406,7 +409,7 @@ export class SessionCore extends DisposableOwner {
         'another send is still active on this session; wait for it or cancel it',
       );
     }
-    const op = new SendOperation(this.sendContext(), plan);
+    const op = new SendOperation(this.sendContext, plan);
     this.slot = { kind: 'send', id, op };
     // The slot is released only once no byte or signal of this send can still reach the terminal.
     void op.quiesced.then(() => {
@@ -653,48 +656,61 @@ export class SessionCore extends DisposableOwner {
     return target;
   }
 
-  private sendContext(): SendContext {
+  /** The ports every send of this session uses (built once; each reads the session's state when called). */
+  private buildSendContext(): SendContext {
     return {
       config: this.spec.config,
-      prompt: this.pipeline.prompt,
       exactTier: EXACT_TIER,
-      resultCursor: () => this.resultCursor,
-      advanceResultCursor: (mark: OutputMark) => {
-        this.resultCursor = mark;
+      terminal: {
+        drainReplies: async () => {
+          await this.pipeline.whenParsed();
+          await this.replyGate?.whenSettled();
+        },
+        writeInput: (data, isCancelled) => this.writeToTerminal(data, isCancelled),
+        interrupt: () => {
+          const target = this.foregroundGroup('SIGINT');
+          process.kill(-target, 'SIGINT');
+          return target;
+        },
+        lastReplyAt: () => this.lastReplyAt,
       },
-      sample: (): ForegroundSample | undefined => {
-        const root = this.root;
-        if (root === undefined || this.exitStatus.kind === 'exited') return undefined;
-        // A program waiting for our reply to its terminal query (PSReadLine's cursor-position request)
-        // is blocked on stdin, but not for the user: sample only while no reply is pending.
-        if (this.pipeline.parsingPending || this.replyGate?.pending || this.writer?.repliesPending)
-          return undefined;
-        return this.sampleNow();
+      probe: {
+        sample: (): ForegroundSample | undefined => {
+          const root = this.root;
+          if (root === undefined || this.exitStatus.kind === 'exited') return undefined;
+          // A program waiting for our reply to its terminal query (PSReadLine's cursor-position request)
+          // is blocked on stdin, but not for the user: sample only while no reply is pending.
+          if (this.pipeline.parsingPending || this.replyGate?.pending || this.writer?.repliesPending)
+            return undefined;
+          return this.sampleNow();
+        },
+        shell: (candidate?: PromptCandidate) => this.resolveShell(candidate),
+        foreground: (readerPid?: number) => this.foreground(readerPid),
+        status: () => this.exitStatus,
       },
-      shell: (candidate?: PromptCandidate) => this.resolveShell(candidate),
-      drainReplies: async () => {
-        await this.pipeline.whenParsed();
-        await this.replyGate?.whenSettled();
+      output: {
+        prompt: this.pipeline.prompt,
+        window: this.pipeline.output,
+        resultCursor: () => this.resultCursor,
+        advanceResultCursor: (mark: OutputMark) => {
+          this.resultCursor = mark;
+        },
+        flush: () => this.pipeline.flush(),
+        drain: (): DrainOutcome => {
+          if (this.exitStatus.kind === 'exited' || this.closing) return 'unavailable';
+          return this.outputDrain?.drain() ?? 'unavailable';
+        },
       },
-      writeInput: (data: string, isCancelled: () => boolean): Promise<WriteOutcome> => {
-        if (this.writer === undefined) return Promise.reject(new Error('no terminal'));
-        return this.writer.write(data, isCancelled);
-      },
-      interrupt: () => {
-        const target = this.foregroundGroup('SIGINT');
-        process.kill(-target, 'SIGINT');
-        return target;
-      },
-      status: () => this.exitStatus,
-      foreground: (readerPid?: number) => this.foreground(readerPid),
-      output: this.pipeline.output,
-      flushOutput: () => this.pipeline.flush(),
-      drainOutput: (): DrainOutcome => {
-        if (this.exitStatus.kind === 'exited' || this.closing) return 'unavailable';
-        return this.outputDrain?.drain() ?? 'unavailable';
-      },
-      lastReplyAt: () => this.lastReplyAt,
     };
+  }
+
+  /**
+   * Writes `data` into the pty (the send's input; it stops before the next slice once `isCancelled()`
+   * is true). Replies the terminal model makes go through the gate, not here.
+   */
+  private writeToTerminal(data: string, isCancelled: () => boolean): Promise<WriteOutcome> {
+    if (this.writer === undefined) return Promise.reject(new Error('no terminal'));
+    return this.writer.write(data, isCancelled);
   }
 
   /**
