@@ -43,6 +43,8 @@ export interface SessionLaunchSpec {
   cwd: string;
   /** Caller's explicit environment, applied after scrubbing. */
   env: Record<string, string> | undefined;
+  /** The environment to start from instead of the engine process's own (scrubbed alike; SPEC §12). */
+  baseEnv?: Record<string, string>;
   /** Shell dialect. */
   dialect: Dialect;
   /** Terminal size. */

@@ -125,6 +125,11 @@ export interface SpawnOptions {
   cwd?: string;
   /** Extra environment variables, applied after credential scrubbing. */
   env?: Record<string, string>;
+  /**
+   * The environment the shell starts from instead of this process's own (credential-scrubbed the same
+   * way): a daemon spawns with its client's environment, never its own (SPEC §12).
+   */
+  baseEnv?: Record<string, string>;
   /** Human-readable name shown in listings. */
   name?: string;
   /** Shell dialect (default: the engine's `dialect`). */
@@ -451,6 +456,8 @@ export interface PtyEngine {
   spawn(options?: SpawnOptions, signal?: AbortSignal): Promise<TerminalSession>;
   /** Live sessions of this engine: this client's handles. */
   sessions(): TerminalSession[];
+  /** Every session this client may see (SPEC §12); on an in-process engine its own, all attached. */
+  list(): Promise<SessionListing[]>;
   /** Closes every session, then the engine threads. Idempotent (the first call's options hold). */
   close(options?: CloseOptions): Promise<void>;
 }

@@ -280,7 +280,7 @@ export class SessionCore extends DisposableOwner {
     if (file === undefined) throw new TerminalError('SPAWN_FAILED', 'empty argv');
     // Loaded before anything is created: a missing native module rejects with nothing to undo.
     const { nodePty } = ptyBinding();
-    const env = buildShellEnvironment(process.env, spec.env, installation.environment);
+    const env = buildShellEnvironment(spec.baseEnv ?? process.env, spec.env, installation.environment);
     for (const name of installation.withoutVariables) delete env[name];
     // The launcher joins the cgroups before it execs the argv: a child forked before a move would escape.
     const limits = spec.limits ?? {

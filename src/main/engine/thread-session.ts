@@ -94,6 +94,8 @@ export class ThreadSession implements TerminalSession {
   private readonly listeners = new Set<(chunk: OutputChunk) => void>();
   private readonly liveOutput: LiveOutputReceiver;
   private nextSendId = 1;
+  /** Sends started and not yet settled: `busy` in `engine.list()` (SPEC §12). */
+  private sendsInFlight = 0;
   private closed = false;
   private closeCall: Promise<SessionOutcome> | undefined;
   private released = false;
@@ -153,6 +155,11 @@ export class ThreadSession implements TerminalSession {
         if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
       }
     })();
+    this.sendsInFlight++;
+    const settled = () => {
+      this.sendsInFlight--;
+    };
+    done.then(settled, settled);
     return {
       done,
       readOutput: async () => {
@@ -161,6 +168,11 @@ export class ThreadSession implements TerminalSession {
       },
       cancel,
     };
+  }
+
+  /** True while a send of this session has not settled. */
+  get busy(): boolean {
+    return this.sendsInFlight > 0;
   }
 
   read(request: ReadRequest = {}): Promise<ReadResult> {

@@ -79,6 +79,7 @@ export const MCP_VALUE_FLAGS: ReadonlySet<string> = new Set([
   '--max-wait',
   '--max-sessions',
   '--world',
+  '--socket',
 ]);
 
 /**
