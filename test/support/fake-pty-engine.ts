@@ -16,6 +16,7 @@ import type {
   SandboxSelection,
   SendOperation,
   SendRequest,
+  SessionListing,
   SessionOutcome,
   SessionStatus,
   SignalName,
@@ -194,6 +195,20 @@ export class FakeEngine implements PtyEngine {
     );
     this.spawned.push(session);
     return session;
+  }
+
+  async list(): Promise<SessionListing[]> {
+    return Promise.all(
+      this.sessions().map(async (session) => ({
+        id: session.id,
+        name: session.name,
+        attached: true,
+        pid: session.pid,
+        status: await session.status(),
+        busy: false,
+        mode: session.sandbox?.mode ?? 'unconfined',
+      })),
+    );
   }
 
   sessions(): TerminalSession[] {

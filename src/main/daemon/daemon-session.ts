@@ -201,25 +201,27 @@ export class DaemonSession {
       void exitedOrClosed; // an exited session's scrollback is read below
     }
     this.unshownLines = 0;
+    // Exact when nothing was cut: every line since the last result is in the orphan or the lines. When
+    // something was, the live line count since then says how much (it may also count the prompt and
+    // the echoed command lines that reached the live output after their send's result).
+    const estimate = (shown: number) => Math.max(0, unshown - shown);
     const shownByOrphan = orphanedResult === undefined ? 0 : lineCount(orphanedResult.viewport);
+    const orphanCut = orphanedResult?.truncated === true;
     if (probe?.screen !== undefined) {
       return {
         ...(orphanedResult === undefined ? {} : { orphanedResult }),
         screen: probe.screen,
-        missedLines: Math.max(0, unshown - shownByOrphan),
+        missedLines: orphanCut || lineCount(probe.viewport) > 0 ? estimate(shownByOrphan) : 0,
       };
     }
     const text =
-      probe?.viewport ??
-      (await this.session.read({ count: 500 }).then(
-        (page) => page.text,
-        () => '',
-      ));
+      probe?.viewport ?? (await this.session.read({ count: 500 }).then((page) => page.text, () => ''));
     const lines = lastLinesWithin(text, REATTACH_LINE_BYTES);
+    const cut = orphanCut || probe?.truncated === true || lines.length < text.length;
     return {
       ...(orphanedResult === undefined ? {} : { orphanedResult }),
       lines,
-      missedLines: Math.max(0, unshown - shownByOrphan - lineCount(lines)),
+      missedLines: cut ? estimate(shownByOrphan + lineCount(lines)) : 0,
     };
   }
 }

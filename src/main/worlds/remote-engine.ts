@@ -13,7 +13,6 @@ import type {
   SandboxSelection,
   SessionListing,
   SpawnOptions,
-  TerminalSession,
 } from '../../shared/types.js';
 import {
   type AttachedSession,
@@ -74,8 +73,11 @@ export interface DaemonEngineApi {
   shutdown(): Promise<void>;
 }
 
-/** A remote engine. */
-export type RemoteEngine = PtyEngine & RemoteEngineInternals & DaemonEngineApi;
+/** A remote engine: its sessions can also detach (SPEC §12). */
+export interface RemoteEngine extends PtyEngine, RemoteEngineInternals, DaemonEngineApi {
+  spawn(options?: SpawnOptions, signal?: AbortSignal): Promise<WorldSession>;
+  sessions(): WorldSession[];
+}
 
 /**
  * Connects: resolves once the far engine is up. Rejects with `PROTOCOL_MISMATCH` (naming both
@@ -150,7 +152,7 @@ class RemoteEngineClient implements RemoteEngine {
     return this.client.closedWith;
   }
 
-  sessions(): TerminalSession[] {
+  sessions(): WorldSession[] {
     return [...this.live.values()];
   }
 
@@ -171,7 +173,7 @@ class RemoteEngineClient implements RemoteEngine {
     );
   }
 
-  async spawn(options: SpawnOptions = {}, signal?: AbortSignal): Promise<TerminalSession> {
+  async spawn(options: SpawnOptions = {}, signal?: AbortSignal): Promise<WorldSession> {
     if (this.closing !== undefined) throw new TerminalError('ENGINE_CLOSED', 'the engine is closed');
     signal?.throwIfAborted();
     let spawned: SpawnedSession;
