@@ -69,7 +69,9 @@ export async function startDaemonProcess(
 }
 
 /** Runs `agent-pty ARGS…` to completion. */
-export function runCli(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(
+  args: readonly string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args]);
     let stdout = '';

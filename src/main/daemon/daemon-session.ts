@@ -215,7 +215,11 @@ export class DaemonSession {
       };
     }
     const text =
-      probe?.viewport ?? (await this.session.read({ count: 500 }).then((page) => page.text, () => ''));
+      probe?.viewport ??
+      (await this.session.read({ count: 500 }).then(
+        (page) => page.text,
+        () => '',
+      ));
     const lines = lastLinesWithin(text, REATTACH_LINE_BYTES);
     const cut = orphanCut || probe?.truncated === true || lines.length < text.length;
     return {

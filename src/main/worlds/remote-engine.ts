@@ -8,12 +8,7 @@
  */
 import { connect } from 'node:net';
 import { describeError, TerminalBackendCleanupError, TerminalError } from '../../shared/errors.js';
-import type {
-  PtyEngine,
-  SandboxSelection,
-  SessionListing,
-  SpawnOptions,
-} from '../../shared/types.js';
+import type { PtyEngine, SandboxSelection, SessionListing, SpawnOptions } from '../../shared/types.js';
 import {
   type AttachedSession,
   DAEMON_PROTOCOL_VERSION,

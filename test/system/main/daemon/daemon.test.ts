@@ -100,7 +100,16 @@ describe('the socket and its directory', () => {
     const attempt = (path: string) =>
       new Promise<string>((resolve) => {
         const script = `require('net').connect(${JSON.stringify(path)}).on('connect',()=>{console.log('connected');process.exit(0)}).on('error',(e)=>{console.log(e.code);process.exit(0)})`;
-        const child = spawn('setpriv', ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups', process.execPath, '-e', script]);
+        const child = spawn('setpriv', [
+          '--reuid',
+          String(NOBODY),
+          '--regid',
+          String(NOBODY),
+          '--clear-groups',
+          process.execPath,
+          '-e',
+          script,
+        ]);
         let out = '';
         child.stdout.on('data', (chunk: Buffer) => {
           out += chunk.toString();
@@ -124,7 +133,11 @@ describe('the socket and its directory', () => {
     await first.exited;
     expect(lstatSync(socket).isSocket()).toBe(true); // left behind: stale
     const racers = Array.from({ length: 5 }, () => launchDaemon(['--socket', socket]));
-    await until('one racer to listen', () => racers.some((racer) => racer.stderr().includes('listening on')), 20_000);
+    await until(
+      'one racer to listen',
+      () => racers.some((racer) => racer.stderr().includes('listening on')),
+      20_000,
+    );
     const losers = racers.filter((racer) => !racer.stderr().includes('listening on'));
     expect(losers).toHaveLength(4);
     for (const loser of losers) expect(await loser.exited).toBe(1);
@@ -191,7 +204,10 @@ describe('who sees what', () => {
     await startDaemonProcess(socket);
     const workspace = scratchDirectory();
     const other = scratchDirectory();
-    const owner = await createRemoteEngine({ socket, scope: { mode: 'danger-full-access', workspaceRoot: workspace } });
+    const owner = await createRemoteEngine({
+      socket,
+      scope: { mode: 'danger-full-access', workspaceRoot: workspace },
+    });
     const session = await owner.spawn({ name: 'build' });
     await session.detach();
     const strangers = [
@@ -212,10 +228,13 @@ describe('who sees what', () => {
       expect(byName.message).toBe(missingName.message.replace('nothing-here', 'build'));
       await stranger.close();
     }
-    const peer = await createRemoteEngine({ socket, scope: { mode: 'danger-full-access', workspaceRoot: workspace } });
-    expect((await peer.list()).map((listing) => [listing.id, listing.name, listing.attached, listing.mode])).toEqual([
-      [session.id, 'build', false, 'danger-full-access'],
-    ]);
+    const peer = await createRemoteEngine({
+      socket,
+      scope: { mode: 'danger-full-access', workspaceRoot: workspace },
+    });
+    expect(
+      (await peer.list()).map((listing) => [listing.id, listing.name, listing.attached, listing.mode]),
+    ).toEqual([[session.id, 'build', false, 'danger-full-access']]);
     const attached = await peer.attach({ name: 'build' });
     expect((await attached.startSend({ text: 'echo seen-$((6*7))' }).done).viewport).toContain('seen-42');
     await peer.shutdown();
@@ -277,10 +296,14 @@ describe('attaching', () => {
     await until('the send to be in flight', async () => (await watcher.list())[0]?.busy === true);
     killed.kill('SIGKILL');
     await new Promise((resolve) => killed.once('exit', resolve));
-    await until('the session to be detached and its send settled', async () => {
-      const [listing] = await watcher.list();
-      return listing?.attached === false && listing.busy === false;
-    }, 20_000);
+    await until(
+      'the session to be detached and its send settled',
+      async () => {
+        const [listing] = await watcher.list();
+        return listing?.attached === false && listing.busy === false;
+      },
+      20_000,
+    );
     const session = await watcher.attach({ name: 'job' });
     expect(session.id).toBe(id);
     const report = session.reattach!;
@@ -305,7 +328,9 @@ describe('attaching', () => {
     await until('the background job to write', () => existsSync(flag));
     const second = await client(socket);
     const again = await second.attach({ name: 'late' });
-    expect(again.reattach?.lines?.split('\n')).toEqual(expect.arrayContaining(['late-1', 'late-2', 'late-3']));
+    expect(again.reattach?.lines?.split('\n')).toEqual(
+      expect.arrayContaining(['late-1', 'late-2', 'late-3']),
+    );
     expect(again.reattach?.orphanedResult).toBeUndefined();
     expect(again.reattach?.missedLines).toBe(0);
     await second.shutdown();
@@ -324,7 +349,11 @@ describe('lifetimes', () => {
     await until('the sleep to run', async () => (await engine.list())[0]?.busy === true);
     daemon.child.kill('SIGKILL');
     expect((await rejection(pending)).code).toBe('TRANSPORT_CLOSED');
-    await until('the shell and its background job to die', () => !isAlive(session.pid) && !isAlive(bgPid), 15_000);
+    await until(
+      'the shell and its background job to die',
+      () => !isAlive(session.pid) && !isAlive(bgPid),
+      15_000,
+    );
     expect((await rejection(engine.list())).code).toBe('TRANSPORT_CLOSED');
     await engine.close();
   });
@@ -374,4 +403,3 @@ describe('lifetimes', () => {
     await engine.close();
   });
 });
-

@@ -235,7 +235,7 @@ describe('protocol versions', () => {
     const failure = createRemoteEngine({ command: [process.execPath, OTHER_VERSION] });
     const error = (await rejection(failure)).error as { code: string; message: string };
     expect(error.code).toBe('PROTOCOL_MISMATCH');
-    expect(error.message).toContain('client speaks version 1');
+    expect(error.message).toContain('client speaks versions 1 to 2');
     expect(error.message).toContain('server speaks version 999');
   });
 
@@ -256,13 +256,14 @@ describe('protocol versions', () => {
       .split('\n')
       .map(
         (line) =>
-          JSON.parse(line) as { t: string; protocol?: number; error?: { code: string; message: string } },
+          JSON.parse(line) as { t: string; protocol?: unknown; error?: { code: string; message: string } },
       )
       .filter((frame) => frame.t !== 'ping');
-    expect(frames[0]).toEqual({ t: 'hello', protocol: 1 });
+    // The server answers the client's hello with its range (SPEC §12), then refuses naming both.
+    expect(frames[0]).toEqual({ t: 'hello', protocol: { min: 1, max: 2 } });
     expect(frames[1]?.t).toBe('fatal');
     expect(frames[1]?.error?.code).toBe('PROTOCOL_MISMATCH');
-    expect(frames[1]?.error?.message).toContain('server speaks version 1');
+    expect(frames[1]?.error?.message).toContain('server speaks versions 1 to 2');
     expect(frames[1]?.error?.message).toContain('client speaks version 999');
     expect(code).toBe(2);
   });
