@@ -373,6 +373,8 @@ export interface SessionListing {
   busy: boolean;
   /** The sandbox mode, or `unconfined`. */
   mode: SandboxMode | 'unconfined';
+  /** The shell's dialect (a daemon of an older version may leave it out). */
+  dialect?: Dialect;
   /** Present while a person holds the keyboard. */
   heldSince?: number;
 }

@@ -115,6 +115,7 @@ export class DaemonSession {
       status: await this.session.status(),
       busy: this.inFlight !== undefined,
       mode: this.session.sandbox?.mode ?? 'unconfined',
+      dialect: this.session.dialect,
     };
   }
 

@@ -22,6 +22,7 @@ export function listSessions(sessions: Iterable<ListableSession>): Promise<Sessi
       status: await statusOrExited(session),
       busy: session.busy,
       mode: session.sandbox?.mode ?? 'unconfined',
+      dialect: session.dialect,
     })),
   );
 }
