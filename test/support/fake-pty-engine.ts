@@ -9,6 +9,7 @@ import { unenforcedLimits } from '../../src/shared/session-limits.js';
 import type {
   Dialect,
   Disposable,
+  KeyboardHold,
   OutputChunk,
   PtyEngine,
   ReadRequest,
@@ -21,6 +22,7 @@ import type {
   SignalName,
   SignalResult,
   SpawnOptions,
+  TakeKeyboardOptions,
   TerminalSendResult,
   TerminalSession,
   TerminalSize,
@@ -125,6 +127,11 @@ export class FakeSession implements TerminalSession {
 
   async status(): Promise<SessionStatus> {
     return this.status_;
+  }
+
+  /** The fake has no keyboard to hold. */
+  async takeKeyboard(_options: TakeKeyboardOptions): Promise<KeyboardHold> {
+    throw new TerminalError('INVALID_ARGUMENT', 'the fake session has no keyboard');
   }
 
   async resize(size: TerminalSize): Promise<void> {

@@ -100,6 +100,7 @@ function releasingOnClose(session: TerminalSession, fence: SandboxFence): Termin
     status: () => session.status(),
     resize: (size) => session.resize(size),
     onOutput: (listener) => session.onOutput(listener),
+    takeKeyboard: (options) => session.takeKeyboard(options),
     async close(reason, options) {
       // Released only after a successful close: a failed close may leave processes of this mode.
       const outcome = await session.close(reason, options);

@@ -13,6 +13,7 @@ import type {
   Containment,
   Dialect,
   Disposable,
+  KeyboardHold,
   OutputChunk,
   ReadRequest,
   ReadResult,
@@ -25,6 +26,7 @@ import type {
   SessionStatus,
   SignalName,
   SignalResult,
+  TakeKeyboardOptions,
   TerminalSendResult,
   TerminalSession,
   TerminalSize,
@@ -83,6 +85,14 @@ export class WorldSession implements TerminalSession {
 
   signal(signal: SignalName): Promise<SignalResult> {
     return this.method('signal', signal);
+  }
+
+  /** A world's link carries no keyboard hold yet: a person takes over on the world's own machine. */
+  async takeKeyboard(_options: TakeKeyboardOptions): Promise<KeyboardHold> {
+    throw new TerminalError(
+      'INVALID_ARGUMENT',
+      `session ${this.id} runs in an execution world; take its keyboard with agent-pty watch on that machine`,
+    );
   }
 
   async resize(size: TerminalSize): Promise<void> {
