@@ -100,6 +100,8 @@ export class SessionKeyboard implements Disposable {
           `the keyboard is held by another viewer since ${new Date(previous.since).toISOString()}; take it with force to end that hold`,
         );
       }
+      // Not current while it ends: the sends that wait for hand-back keep waiting for the new holder.
+      this.current = undefined;
       previous.end('forced');
     }
     const hold = new ActiveHold(options.holder, this.port, this.heartbeatTimeoutMs, (ended) => {
@@ -206,9 +208,11 @@ export class SessionKeyboard implements Disposable {
       const wake = (): void => {
         if (store.disposed) return;
         store.dispose();
-        if (this.current !== undefined) return human(); // forced: taken again before this woke
         const left = Math.floor(boundMs - (performance.now() - startedAt));
-        if (left < 1) return human();
+        if (this.current !== undefined || left < 1) {
+          human();
+          return;
+        }
         // Written after hand-back with what is left of its bound (the cap already applied to it).
         const { maxWaitMs: _appliedAlready, ...rest } = spec;
         started = this.track(start({ ...rest, timeoutMs: left }), false);
@@ -219,7 +223,10 @@ export class SessionKeyboard implements Disposable {
       store.timeout('keyboard wait bound', boundMs, human);
       if (abort !== undefined) {
         // A client's abort ends only the wait: nothing of this send was written.
-        if (abort.aborted) return human();
+        if (abort.aborted) {
+          human();
+          return;
+        }
         const onAbort = (): void => human();
         abort.addEventListener('abort', onAbort, { once: true });
         store.own('keyboard wait abort', () => abort.removeEventListener('abort', onAbort));
