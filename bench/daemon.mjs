@@ -53,7 +53,9 @@ export default {
 };
 
 function startDaemon(socket) {
-  const child = spawn(process.execPath, [BIN, 'daemon', '--socket', socket], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'daemon', '--socket', socket], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   return new Promise((resolve, reject) => {
     let stderr = '';
     child.stderr.on('data', (chunk) => {
@@ -94,7 +96,9 @@ async function measure({ quick, log, local, remote, pipe, dir }) {
   let session = await remote.spawn({ name: 'bench-lines', rows: ROWS, cols: COLS });
   for (let i = 0; i < reattaches; i++) {
     const marker = join(dir, `printed-${i}`);
-    await session.startSend({ text: `(sleep 0.05; for i in $(seq ${ROWS}); do echo ${line}; done; touch ${marker}) &` }).done;
+    await session.startSend({
+      text: `(sleep 0.05; for i in $(seq ${ROWS}); do echo ${line}; done; touch ${marker}) &`,
+    }).done;
     await session.detach();
     await waitForFile(marker);
     const started = performance.now();
@@ -104,7 +108,10 @@ async function measure({ quick, log, local, remote, pipe, dir }) {
   }
   // Reattach (b): less holding the alternate screen, full of text.
   const file = join(dir, 'screen.txt');
-  writeFileSync(file, `${Array.from({ length: ROWS * 4 }, (_, i) => `${i} ${line}`.slice(0, COLS)).join('\n')}\n`);
+  writeFileSync(
+    file,
+    `${Array.from({ length: ROWS * 4 }, (_, i) => `${i} ${line}`.slice(0, COLS)).join('\n')}\n`,
+  );
   let full = await remote.spawn({ name: 'bench-screen', rows: ROWS, cols: COLS });
   const shown = await full.startSend({ text: `less -S ${file}` }).done;
   if (shown.screen === undefined) unproven++;
@@ -123,8 +130,18 @@ async function measure({ quick, log, local, remote, pipe, dir }) {
   return {
     metrics: [
       ...names.flatMap((name) => [
-        metric({ id: `${name}.true.p50`, label: `${name}: \`true\` send→settle p50`, value: round(lat[name].p50), unit: 'ms' }),
-        metric({ id: `${name}.true.p99`, label: `${name}: \`true\` send→settle p99`, value: round(lat[name].p99), unit: 'ms' }),
+        metric({
+          id: `${name}.true.p50`,
+          label: `${name}: \`true\` send→settle p50`,
+          value: round(lat[name].p50),
+          unit: 'ms',
+        }),
+        metric({
+          id: `${name}.true.p99`,
+          label: `${name}: \`true\` send→settle p99`,
+          value: round(lat[name].p99),
+          unit: 'ms',
+        }),
       ]),
       metric({
         id: 'daemon.true.added',
@@ -151,7 +168,11 @@ async function measure({ quick, log, local, remote, pipe, dir }) {
         value: round(screenSummary.p50),
         unit: 'ms',
       }),
-      check({ id: 'unproven', label: 'sends not settled as stdin_read, reports without the full screen', failures: unproven }),
+      check({
+        id: 'unproven',
+        label: 'sends not settled as stdin_read, reports without the full screen',
+        failures: unproven,
+      }),
     ],
     details: { latency: lat, reattach: { lines: linesSummary, screen: screenSummary } },
     notes: [

@@ -57,6 +57,8 @@ export type TerminalErrorCode =
   | 'TRANSPORT_CLOSED'
   /** The two ends of an execution world's link speak different protocol versions (the message names both). */
   | 'PROTOCOL_MISMATCH'
+  /** A person holds the session's keyboard (SPEC §13): the model's signal, keys and resize wait for hand-back. */
+  | 'HUMAN_HOLDS'
   /** An invariant broke inside the engine; this is a bug. */
   | 'INTERNAL';
 

@@ -36,7 +36,9 @@ export type WaitReason =
   /** Not proven: the wait bound passed and the foreground state could not be read. */
   | 'timeout'
   /** The shell exited or the session was closed. */
-  | 'session_exit';
+  | 'session_exit'
+  /** A person holds the keyboard (SPEC §13): nothing of this send was written. */
+  | 'human';
 
 /** Names of the signals `session.signal()` delivers. */
 export type SignalName = 'SIGINT' | 'SIGTERM' | 'SIGKILL' | 'SIGTSTP' | 'SIGHUP';
@@ -458,6 +460,12 @@ export interface TerminalSession {
   snapshot(): Promise<TerminalSnapshot>;
   /** Tears the process tree down; retries if an earlier close failed. */
   close(reason?: string, options?: CloseOptions): Promise<SessionOutcome>;
+  /**
+   * Gives a person the keyboard (SPEC §13): one holder per session; a held session refuses another
+   * (`HUMAN_HOLDS`) unless `force`. While held the model's sends with input wait, its signals, keys
+   * and resizes are refused.
+   */
+  takeKeyboard(options: TakeKeyboardOptions): Promise<KeyboardHold>;
 }
 
 /** The engine: spawns sessions on its threads and closes them all on `close()`. */

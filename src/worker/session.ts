@@ -59,6 +59,8 @@ import { waitSyscallTable } from './proc/syscall-table.js';
 import { ptyBinding } from './pty/pty-binding.js';
 import { PtyInputWriter, type WriteOutcome } from './pty/pty-input-writer.js';
 import { type DrainOutcome, nodePtyReadStream, PtyOutputDrain } from './pty/pty-output-drain.js';
+import { readTerminalLocalFlags, type TerminalLocalFlags } from './pty/terminal-local-flags.js';
+import { HiddenInputVerdicts } from './readiness/hidden-input.js';
 import { PrivateMarkerFilter } from './readiness/private-marker-filter.js';
 import { createNonce, parseOwnedMarker } from './readiness/prompt-marker.js';
 import { type PromptCandidate, PromptTracker } from './readiness/prompt-tracker.js';
@@ -166,6 +168,8 @@ export class SessionCore extends DisposableOwner {
   private startupDeadline = 0;
   private active: { id: number; op: SendOperation } | undefined;
   private readonly settledSends = new Map<number, SendOperation>();
+  /** Whether each result's program waits for hidden input (SPEC §13), judged once per send. */
+  private readonly hiddenInput = new HiddenInputVerdicts();
   /** The limit events each result reported (`null`: none), so a result asked for twice stays the same. */
   private readonly resultEvents = new WeakMap<SendOperation, LimitEvents | null>();
   private exitStatus: SessionStatus = {
@@ -524,7 +528,8 @@ export class SessionCore extends DisposableOwner {
   /** Result of send `id`, with the rendered screen while a full-screen program owns the terminal. */
   async awaitSend(id: number): Promise<TerminalSendResult> {
     const op = this.sendById(id);
-    const result = this.withLimitEvents(op, await op.done);
+    const settled = this.withLimitEvents(op, await op.done);
+    const result = this.hiddenInput.apply(op, settled, () => this.localFlags());
     if (!this.outputModel.alternateScreen || this.replier === undefined) return result;
     const screen = await this.replier.renderedScreen();
     return screen === undefined ? result : { ...result, screen };
@@ -541,6 +546,17 @@ export class SessionCore extends DisposableOwner {
       this.resultEvents.set(op, events);
     }
     return events === null ? result : { ...result, limitEvents: events };
+  }
+
+  /** The terminal's ICANON/ECHO now, read from the master (undefined once it is gone). */
+  private localFlags(): TerminalLocalFlags | undefined {
+    const fd = (this.term as UnixPtyExtras | undefined)?.fd;
+    if (fd === undefined || this.exitStatus.kind === 'exited') return undefined;
+    try {
+      return readTerminalLocalFlags(fd);
+    } catch {
+      return undefined; // unreadable state is never positive evidence (SPEC §4.2)
+    }
   }
 
   /** Output of send `id` since the previous call. */
@@ -686,6 +702,19 @@ export class SessionCore extends DisposableOwner {
     this.processAllOutput();
     replier.flushSync();
     return replier.snapshot();
+  }
+
+  /**
+   * A person's input (SPEC §13): written to the pty past the send slot, so it reaches the program
+   * whatever a send of the model is doing; its output flows like any other. Never kept or logged.
+   */
+  async writePersonInput(data: string): Promise<void> {
+    this.assertOpen();
+    const writer = this.writer;
+    if (writer === undefined || this.exitStatus.kind === 'exited') {
+      throw new TerminalError('SESSION_CLOSED', 'the shell has exited');
+    }
+    await writer.write(data, () => false);
   }
 
   /** Live output on/off. */

@@ -9,6 +9,7 @@ import { unenforcedLimits } from '../../src/shared/session-limits.js';
 import type {
   Dialect,
   Disposable,
+  KeyboardHold,
   OutputChunk,
   PtyEngine,
   RawChunk,
@@ -24,6 +25,7 @@ import type {
   SignalName,
   SignalResult,
   SpawnOptions,
+  TakeKeyboardOptions,
   TerminalSendResult,
   TerminalSession,
   TerminalSize,
@@ -129,6 +131,11 @@ export class FakeSession implements TerminalSession {
 
   async status(): Promise<SessionStatus> {
     return this.status_;
+  }
+
+  /** The fake has no keyboard to hold. */
+  async takeKeyboard(_options: TakeKeyboardOptions): Promise<KeyboardHold> {
+    throw new TerminalError('INVALID_ARGUMENT', 'the fake session has no keyboard');
   }
 
   async resize(size: TerminalSize): Promise<void> {

@@ -116,6 +116,7 @@ export class DaemonSession {
       busy: this.inFlight !== undefined,
       mode: this.session.sandbox?.mode ?? 'unconfined',
       dialect: this.session.dialect,
+      ...heldSinceOf(this.session),
     };
   }
 
@@ -229,6 +230,12 @@ export class DaemonSession {
       missedLines: cut ? estimate(shownByOrphan + lineCount(lines)) : 0,
     };
   }
+}
+
+/** `{ heldSince }` while a person holds the session's keyboard (SPEC §13), else nothing. */
+export function heldSinceOf(session: TerminalSession): { heldSince?: number } {
+  const heldSince = (session as { readonly heldSince?: number }).heldSince;
+  return heldSince === undefined ? {} : { heldSince };
 }
 
 /** Lines of a text (a trailing newline ends the last line). */

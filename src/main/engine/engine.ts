@@ -363,6 +363,7 @@ export class Engine implements PtyEngine, EngineInternals {
         dialect,
         maxInputBytes: this.config.maxInputBytes,
         maxScreenCells: this.config.maxScreenCells,
+        waitBounds: { timeoutMs: this.config.timeoutMs, maxTimeoutMs: this.config.maxTimeoutMs },
         proxy,
         controlPort: control.port1,
         dataPort: data.port1,

@@ -138,6 +138,7 @@ function releasingOnClose(session: TerminalSession, fence: SandboxFence): Termin
     onOutput: (listener) => session.onOutput(listener),
     openRaw: (listener) => session.openRaw(listener),
     snapshot: () => session.snapshot(),
+    takeKeyboard: (options) => session.takeKeyboard(options),
     async close(reason, options) {
       // Released only after a successful close: a failed close may leave processes of this mode.
       const outcome = await session.close(reason, options);

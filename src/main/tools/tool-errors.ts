@@ -44,6 +44,8 @@ const NEXT_STEP: Record<TerminalErrorCode, string> = {
     'The link to the world this session ran in closed, and its far side closes its sessions; open a new terminal with terminal_open (the world reconnects).',
   PROTOCOL_MISMATCH:
     'The world runs another agent-pty version; ask the user to install the same version on both ends.',
+  HUMAN_HOLDS:
+    'A person is typing in this terminal from the watch page; wait (terminal_send without text) until they hand the keyboard back, then try again.',
   INTERNAL: 'This is a bug in the terminal service; the session may be unusable, open a new one.',
 };
 

@@ -25,12 +25,12 @@ type ServerFrameOf<K extends ServerFrame['t']> = Extract<ServerFrame, { t: K }>;
 /** Unacknowledged raw characters per channel at most (the live-output window's size and reason). */
 const RAW_WINDOW_CHARS = 1 << 20;
 
-/** The §13 methods a session may have (issues 24 and 26 add them to the engine's sessions). */
-interface ExtendedSession extends TerminalSession {
+/** The §13 methods, which a session of an older engine (or a harness's own session) may lack. */
+type ExtendedSession = Omit<TerminalSession, 'openRaw' | 'snapshot' | 'takeKeyboard'> & {
   openRaw?(listener: (chunk: RawChunk) => void): Promise<RawView>;
   snapshot?(): Promise<TerminalSnapshot>;
   takeKeyboard?(options: TakeKeyboardOptions): Promise<KeyboardHold>;
-}
+};
 
 interface RawChannel {
   readonly session: string;

@@ -222,14 +222,6 @@ export class WorldSession implements TerminalSession {
     };
   }
 
-  async openRaw(_listener: (chunk: RawChunk) => void): Promise<RawView> {
-    throw new TerminalError('INVALID_ARGUMENT', 'the raw channel is not available over this link yet');
-  }
-
-  async snapshot(): Promise<TerminalSnapshot> {
-    throw new TerminalError('INVALID_ARGUMENT', 'snapshot() is not available over this link yet');
-  }
-
   close(reason = 'closed', options: CloseOptions = {}): Promise<SessionOutcome> {
     if (this.client.closedWith !== undefined && this.closeCall === undefined) {
       this.release();

@@ -48,6 +48,7 @@ export default async function runSessionTask(data: SessionTaskData): Promise<Ses
     setLiveOutput: async (enabled) => session.setLiveOutput(enabled),
     openRaw: (port) => session.openRaw(port),
     snapshot: async () => session.snapshot(),
+    writePersonInput: (data) => session.writePersonInput(data),
     close: (reason, graceMs) => session.close(reason, graceMs),
   };
   // Only a session of an engine made through the internal test entry can be told to crash its thread.
