@@ -32,10 +32,10 @@ function setup(): Setup {
   return { socket, state: scratchDirectory(0o700), workspace: scratchDirectory() };
 }
 
-async function server({ socket, state, workspace }: Setup): Promise<Client> {
+async function server({ socket, state, workspace }: Setup, extra: string[] = []): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [BIN, 'mcp', '--daemon', '--socket', socket, '--workspace', workspace],
+    args: [BIN, 'mcp', '--daemon', '--socket', socket, '--workspace', workspace, ...extra],
     env: { ...getDefaultEnvironment(), XDG_STATE_HOME: state, MCP_CLIENT_VAR: 'from-the-client' },
     stderr: 'pipe',
   });
@@ -111,5 +111,19 @@ describe('mcp --daemon', () => {
     expect((await call(second, 'terminal_list')).sessions).toMatchObject([{ name: 'build', attached: true }]);
     await call(second, 'terminal_close', { sessionId: again.sessionId });
     await until('the shell to be gone', () => !isAlive(opened.pid as number));
+  });
+
+  it('a reattached terminal counts against --max-sessions', async () => {
+    const context = setup();
+    const first = await server(context);
+    await call(first, 'terminal_open', { name: 'old' });
+    await first.close();
+    const second = await server(context, ['--max-sessions', '1']);
+    const fresh = await call(second, 'terminal_open', { name: 'new' });
+    const refused = await second.callTool({ name: 'terminal_open', arguments: { name: 'old' } });
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused.content)).toContain('--max-sessions');
+    await call(second, 'terminal_close', { sessionId: fresh.sessionId });
+    expect(await call(second, 'terminal_open', { name: 'old' })).toMatchObject({ reattached: true });
   });
 });
