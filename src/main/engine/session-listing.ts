@@ -9,6 +9,8 @@ import type { SessionListing, SessionStatus, TerminalSession } from '../../share
 /** A session that can tell whether a send is in flight (the engine's own sessions can). */
 export interface ListableSession extends TerminalSession {
   readonly busy: boolean;
+  /** When a person took the keyboard, while one holds it (SPEC §13). */
+  readonly heldSince?: number | undefined;
 }
 
 /** One listing per session; a session that cannot answer (its thread died) is listed exited. */
@@ -23,6 +25,7 @@ export function listSessions(sessions: Iterable<ListableSession>): Promise<Sessi
       busy: session.busy,
       mode: session.sandbox?.mode ?? 'unconfined',
       dialect: session.dialect,
+      ...(session.heldSince === undefined ? {} : { heldSince: session.heldSince }),
     })),
   );
 }

@@ -368,9 +368,10 @@ describe('lifetimes', () => {
       engine = await client(socket);
       const session = await engine.spawn();
       const result = await session.startSend({
-        text: 'echo "[${CLIENT_ONLY_VAR-unset}|${DAEMON_ONLY_VAR-unset}|${GITHUB_TOKEN-unset}|$PWD]"',
+        text: 'echo "[$CLIENT_ONLY_VAR|$DAEMON_ONLY_VAR|$GITHUB_TOKEN|$PWD]"',
       }).done;
-      expect(result.viewport).toContain(`[client-side|unset|unset|${process.cwd()}]`);
+      // The daemon's variable and the client's credential are both absent (empty).
+      expect(result.viewport).toContain(`[client-side|||${process.cwd()}]`);
     } finally {
       delete process.env.CLIENT_ONLY_VAR;
       delete process.env.GITHUB_TOKEN;
