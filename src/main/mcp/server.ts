@@ -79,6 +79,9 @@ export async function runMcpServer(argv: string[]): Promise<void> {
       `\nThis server runs every terminal in sandbox mode ${options.mode} (${MODE_MEANING[options.mode]}) ` +
       `with workspace ${options.workspaceRoot}.\n` +
       (options.notice === undefined ? '' : `It was ${options.notice}.\n`) +
+      (socket === undefined
+        ? ''
+        : 'Terminals outlive this connection: terminal_list also shows earlier ones (attached: false); terminal_open with such a name reattaches it. Name long-running terminals.\n') +
       (worldNames.length === 0
         ? ''
         : `Besides this machine (world "local", the default), terminal_open can open terminals in these execution worlds: ${worldNames.join(', ')}.\n`),

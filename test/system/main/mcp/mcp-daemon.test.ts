@@ -70,6 +70,7 @@ describe('mcp --daemon', () => {
     const context = setup();
     const servers = await Promise.all(Array.from({ length: 5 }, () => server(context)));
     for (const client of servers) expect((await call(client, 'terminal_list')).sessions).toEqual([]);
+    expect(servers[0]!.getInstructions()).toContain('Terminals outlive this connection');
     const daemons = daemonsOn(context.socket);
     expect(daemons).toHaveLength(1);
     const stat = readFileSync(`/proc/${daemons[0]}/stat`, 'utf8');
