@@ -44,9 +44,9 @@ export class DaemonSession {
     | undefined;
   /** The result of a send that settled after its client had gone, kept for the next attach. */
   private orphan: TerminalSendResult | undefined;
-  /** Lines of output since a client was last shown a result. */
+  /** Lines of output since the session was detached (counted only then: see {@link countLines}). */
   private unshownLines = 0;
-  private readonly lineCounter: Disposable;
+  private lineCounter: Disposable | undefined;
   private ttlTimer: NodeJS.Timeout | undefined;
   private closing: Promise<unknown> | undefined;
 
@@ -63,11 +63,25 @@ export class DaemonSession {
     private readonly onGone: (session: DaemonSession) => void,
   ) {
     this.attachedTo = owner;
-    this.lineCounter = session.onOutput((chunk) => {
+  }
+
+  /**
+   * Counts output lines while no client is attached: what `missedLines` estimates from when a report
+   * had to cut. Only then — a live subscription costs every byte a trip to the host thread, which an
+   * attached session's output must not pay.
+   */
+  private countLines(): void {
+    this.unshownLines = 0;
+    this.lineCounter ??= this.session.onOutput((chunk) => {
       for (let at = chunk.text.indexOf('\n'); at !== -1; at = chunk.text.indexOf('\n', at + 1)) {
         this.unshownLines++;
       }
     });
+  }
+
+  private stopCountingLines(): void {
+    this.lineCounter?.dispose();
+    this.lineCounter = undefined;
   }
 
   /** True while `client` is the attached one. */
@@ -94,8 +108,7 @@ export class DaemonSession {
       (result) => {
         callerSignal?.removeEventListener('abort', forward);
         if (this.inFlight === entry) this.inFlight = undefined;
-        if (this.attachedTo === client) this.unshownLines = 0;
-        else this.orphan = result; // settled on the daemon, nobody to hand it to
+        if (this.attachedTo !== client) this.orphan = result; // settled on the daemon, nobody to hand it to
       },
       () => {
         callerSignal?.removeEventListener('abort', forward);
@@ -144,6 +157,7 @@ export class DaemonSession {
   detach(client: Attachment): void {
     if (this.attachedTo !== client) return;
     this.attachedTo = undefined;
+    if (this.closing === undefined) this.countLines();
     if (this.detachedTtlMs > 0 && this.closing === undefined) {
       this.ttlTimer = setTimeout(
         () => void this.close(`detached for ${this.detachedTtlMs} ms (detachedTtlMs)`).catch(() => undefined),
@@ -170,7 +184,7 @@ export class DaemonSession {
   /** It is closed (by a client, its TTL, or the daemon's stop): the attached client is told. */
   forget(reason: string): void {
     this.stopTtl();
-    this.lineCounter.dispose();
+    this.stopCountingLines();
     const client = this.attachedTo;
     this.attachedTo = undefined;
     client?.revoke(this.id, `the session was closed: ${reason}`);
@@ -195,13 +209,15 @@ export class DaemonSession {
     }
     const orphanedResult = this.orphan;
     this.orphan = undefined;
-    const unshown = this.unshownLines;
     let probe: TerminalSendResult | undefined;
     try {
       probe = await this.session.startSend({ timeoutMs: REATTACH_PROBE_MS }).done;
     } catch (exitedOrClosed) {
       void exitedOrClosed; // an exited session's scrollback is read below
     }
+    // Read after the probe settled: its output is all counted by then, or nearly (see below).
+    const unshown = this.unshownLines;
+    this.stopCountingLines();
     this.unshownLines = 0;
     // Exact when nothing was cut: every line since the last result is in the orphan or the lines. When
     // something was, the live line count since then says how much (it may also count the prompt and
