@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRemoteEngine, type RawChunk } from '../../../../dist/main/index.js';
-import { scratchDirectory, startDaemonProcess } from '../../../support/daemon.js';
+import { BIN, scratchDirectory, startDaemonProcess } from '../../../support/daemon.js';
 import { until } from '../../../support/until.js';
 
 async function daemonSession() {
@@ -53,5 +53,23 @@ describe('SPEC §13 over the daemon socket', () => {
     expect((await engine.list())[0]?.heldSince).toBeUndefined();
     sub.dispose();
     await engine.shutdown();
+  });
+
+  it('the same operations over serve --stdio (protocol version 2 there too)', async () => {
+    const engine = await createRemoteEngine({ command: [process.execPath, BIN, 'serve', '--stdio'] });
+    const session = await engine.spawn();
+    await session.startSend({ text: 'echo far-$((6*7))' }).done;
+    expect((await session.snapshot()).lines).toContain('far-42');
+    const chunks: RawChunk[] = [];
+    const view = await session.openRaw((chunk) => chunks.push(chunk));
+    await session.startSend({ text: 'echo raw-$((6*7))' }).done;
+    await until('raw chunks over the pipe', () =>
+      chunks
+        .map((chunk) => chunk.data)
+        .join('')
+        .includes('raw-42'),
+    );
+    view.dispose();
+    await engine.close();
   });
 });
