@@ -55,6 +55,21 @@ export interface WorldHelloOptions {
   config?: Record<string, unknown>;
   /** The client's sandbox policy (a daemon scopes what the client sees by it, SPEC §12). */
   scope?: Pick<SandboxSelection, 'mode' | 'workspaceRoot'>;
+  /** Say this one version as a plain number instead of the range: how a version-1 server is asked. */
+  protocol?: number;
+}
+
+/**
+ * A version-1 server refused the range form of hello (it greets unasked with the number it speaks and
+ * accepts only that number): it can be asked again in its own words.
+ */
+class VersionOneRefusal extends TerminalError {
+  constructor(
+    readonly version: number,
+    refusal: TerminalError,
+  ) {
+    super(refusal.code, refusal.message, { cause: refusal.cause });
+  }
 }
 
 /** Handlers of a session's events beyond live output (version 2). */
@@ -94,6 +109,8 @@ export class WorldClient {
   farPid = 0;
   /** The protocol version both ends speak (known once connected). */
   protocol = 0;
+  /** Set when the server greeted unasked with a plain number this client speaks (a version-1 server). */
+  private versionOneGreeting: number | undefined;
 
   private constructor(
     private readonly transport: WorldTransport,
@@ -120,10 +137,18 @@ export class WorldClient {
         'a world needs a command, e.g. ["ssh", "host", "agent-pty", "serve", "--stdio"]',
       );
     }
-    return WorldClient.over(
-      startCommandTransport([file, ...args], options.env),
-      options.config === undefined ? {} : { config: options.config },
-    );
+    const hello: WorldHelloOptions = options.config === undefined ? {} : { config: options.config };
+    try {
+      return await WorldClient.over(startCommandTransport([file, ...args], options.env), hello);
+    } catch (error) {
+      // An older far side (`serve --stdio` of a version-1 release): the command runs once more, and
+      // the hello is the number it understands.
+      if (!(error instanceof VersionOneRefusal)) throw error;
+      return WorldClient.over(startCommandTransport([file, ...args], options.env), {
+        ...hello,
+        protocol: error.version,
+      });
+    }
   }
 
   /** Completes the handshake over a started transport (a command's pipes, a daemon's socket). */
@@ -136,6 +161,13 @@ export class WorldClient {
       await client.terminate();
       // Now that the command has exited, its stderr is complete: it usually says what went wrong.
       const refusal = error as TerminalError;
+      if (
+        refusal.code === 'PROTOCOL_MISMATCH' &&
+        client.versionOneGreeting !== undefined &&
+        hello.protocol === undefined
+      ) {
+        throw new VersionOneRefusal(client.versionOneGreeting, refusal);
+      }
       if (
         refusal.code !== 'TRANSPORT_CLOSED' ||
         client.stderr === '' ||
@@ -251,7 +283,7 @@ export class WorldClient {
       this.handshake = { resolve, reject, timer };
       this.link.send({
         t: 'hello',
-        protocol: WORLD_PROTOCOL,
+        protocol: this.hello.protocol ?? WORLD_PROTOCOL,
         ...(this.hello.config === undefined ? {} : { config: this.hello.config }),
         ...(this.hello.scope === undefined ? {} : { scope: this.hello.scope }),
       });
@@ -264,8 +296,14 @@ export class WorldClient {
         // A version-1 server greets unasked with a number; a newer one answers with its range.
         const theirs = protocolRangeOf(frame.protocol);
         const version = theirs === undefined ? undefined : commonProtocol(WORLD_PROTOCOL, theirs);
-        if (version === undefined) this.fail(protocolMismatch(WORLD_PROTOCOL, frame.protocol, 'server'));
-        else this.protocol = version;
+        if (version === undefined) {
+          this.fail(protocolMismatch(WORLD_PROTOCOL, frame.protocol, 'server'));
+          return;
+        }
+        this.protocol = version;
+        if (typeof frame.protocol === 'number' && this.hello.protocol === undefined) {
+          this.versionOneGreeting = version;
+        }
         return;
       }
       case 'ready':
