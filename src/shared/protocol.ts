@@ -18,6 +18,7 @@ import type {
   SignalResult,
   TerminalSendResult,
   TerminalSize,
+  TerminalSnapshot,
 } from './types.js';
 
 /** What every engine thread of a pool receives at start (Piscina's `workerData`). */
@@ -43,6 +44,8 @@ export interface SessionLaunchSpec {
   cwd: string;
   /** Caller's explicit environment, applied after scrubbing. */
   env: Record<string, string> | undefined;
+  /** The environment to start from instead of the engine process's own (scrubbed alike; SPEC §12). */
+  baseEnv?: Record<string, string>;
   /** Shell dialect. */
   dialect: Dialect;
   /** Terminal size. */
@@ -142,8 +145,20 @@ export interface SessionThreadApi {
   status(): Promise<SessionStatus>;
   /** Resizes the pty and the screen models; INVALID_ARGUMENT for a size that is not positive integers. */
   resize(size: TerminalSize): Promise<void>;
+  /**
+   * Writes a person's input (SPEC §13: the holder of the keyboard) straight to the pty, past the send
+   * slot; nothing of it is kept. Resolves once written.
+   */
+  writePersonInput(data: string): Promise<void>;
   /** Turns live output publishing (the data plane) on or off. */
   setLiveOutput(enabled: boolean): Promise<void>;
+  /**
+   * Subscribes `port` (transferred; a raw data port, same messages as the data port) to the raw
+   * channel, and resolves with the snapshot its first record continues. Closing the port ends it.
+   */
+  openRaw(port: MessagePort): Promise<TerminalSnapshot>;
+  /** The terminal model serialized now (SPEC §2). */
+  snapshot(): Promise<TerminalSnapshot>;
   /**
    * Tears the session down (with a SIGTERM grace of at most `graceMs`, when given); the Piscina task
    * resolves afterwards. Retries if an earlier close failed.

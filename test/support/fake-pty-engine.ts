@@ -9,21 +9,27 @@ import { unenforcedLimits } from '../../src/shared/session-limits.js';
 import type {
   Dialect,
   Disposable,
+  KeyboardHold,
   OutputChunk,
   PtyEngine,
+  RawChunk,
+  RawView,
   ReadRequest,
   ReadResult,
   SandboxSelection,
   SendOperation,
   SendRequest,
+  SessionListing,
   SessionOutcome,
   SessionStatus,
   SignalName,
   SignalResult,
   SpawnOptions,
+  TakeKeyboardOptions,
   TerminalSendResult,
   TerminalSession,
   TerminalSize,
+  TerminalSnapshot,
 } from '../../src/shared/types.js';
 
 /** The limits every fake session reports: a fake has no cgroups. */
@@ -127,6 +133,11 @@ export class FakeSession implements TerminalSession {
     return this.status_;
   }
 
+  /** The fake has no keyboard to hold. */
+  async takeKeyboard(_options: TakeKeyboardOptions): Promise<KeyboardHold> {
+    throw new TerminalError('INVALID_ARGUMENT', 'the fake session has no keyboard');
+  }
+
   async resize(size: TerminalSize): Promise<void> {
     if (this.closed) throw new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`);
     this.resizes.push(size);
@@ -135,6 +146,14 @@ export class FakeSession implements TerminalSession {
   onOutput(listener: (chunk: OutputChunk) => void): Disposable {
     this.outputListeners.add(listener);
     return { dispose: () => this.outputListeners.delete(listener) };
+  }
+
+  async openRaw(_listener: (chunk: RawChunk) => void): Promise<RawView> {
+    throw new TerminalError('INVALID_ARGUMENT', 'a fake session has no raw channel');
+  }
+
+  async snapshot(): Promise<TerminalSnapshot> {
+    throw new TerminalError('INVALID_ARGUMENT', 'a fake session has no terminal model');
   }
 
   /** Delivers live output to the subscribers, as the engine's data plane would. */
@@ -194,6 +213,20 @@ export class FakeEngine implements PtyEngine {
     );
     this.spawned.push(session);
     return session;
+  }
+
+  async list(): Promise<SessionListing[]> {
+    return Promise.all(
+      this.sessions().map(async (session) => ({
+        id: session.id,
+        name: session.name,
+        attached: true,
+        pid: session.pid,
+        status: await session.status(),
+        busy: false,
+        mode: session.sandbox?.mode ?? 'unconfined',
+      })),
+    );
   }
 
   sessions(): TerminalSession[] {

@@ -68,10 +68,11 @@ const FOLDER_IMPORTS: Record<string, readonly string[]> = {
   'main/engine': [], // the engine client: Piscina pool, thread proxies, heartbeat monitor, exit guard
   'main/sandbox': [],
   'main/worlds': ['main/engine', 'main/sandbox'], // execution worlds: client, server, link
+  'main/daemon': ['main/engine', 'main/sandbox', 'main/worlds'], // the per-user daemon (SPEC §12)
   'main/harness': ['main/engine', 'main/sandbox', 'main/worlds'],
   'main/tools': ['main/harness'],
-  'main/mcp': ['main/harness', 'main/tools', 'main/worlds'],
-  'main/cli': ['main/engine', 'main/harness', 'main/mcp', 'main/tools', 'main/worlds'],
+  'main/mcp': ['main/harness', 'main/tools', 'main/worlds', 'main/daemon'],
+  'main/cli': ['main/engine', 'main/harness', 'main/mcp', 'main/tools', 'main/worlds', 'main/daemon'],
   main: ['main/engine', 'main/sandbox', 'main/worlds', 'main/harness', 'main/tools', 'main/mcp'], // index.ts: the package entry
 };
 
@@ -224,7 +225,7 @@ describe('architecture', () => {
         if (layer === 'shared') expect(['main', 'worker']).not.toContain(target);
         if (layer === 'worker') expect(target).not.toBe('main');
         if (layer === 'main') {
-          expect(target).not.toMatch(/^(node-pty|@xterm\/headless)/);
+          expect(target).not.toMatch(/^(node-pty|@xterm\/)/);
           expect(target, 'the host reaches worker code only through the engine thread').not.toBe('worker');
         }
       }

@@ -24,6 +24,10 @@ async function main(argv: string[]): Promise<number> {
       await runMcpServer(args.mcpArgs);
       return 0;
     }
+    case 'daemon': {
+      const { runDaemonCommand } = await import('../daemon/daemon-command.js');
+      return runDaemonCommand(args);
+    }
     case 'serve': {
       const { runServeStdio } = await import('../worlds/serve-stdio.js');
       return runServeStdio();

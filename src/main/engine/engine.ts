@@ -24,11 +24,18 @@ import {
   type ThreadFaultKind,
 } from '../../shared/protocol.js';
 import type { SandboxProvider } from '../../shared/sandbox.js';
-import type { CloseOptions, PtyEngine, SpawnOptions, TerminalSession } from '../../shared/types.js';
+import type {
+  CloseOptions,
+  PtyEngine,
+  SessionListing,
+  SpawnOptions,
+  TerminalSession,
+} from '../../shared/types.js';
 import { CgroupReaper } from './cgroup-reaper.js';
 import { HeartbeatMonitor, type HeartbeatStall } from './heartbeat-monitor.js';
 import { HostExitGuard } from './host-exit-guard.js';
 import { SerialLock } from './serial-lock.js';
+import { assertNameFree, listSessions } from './session-listing.js';
 import { validateSpawnOptions } from './spawn-options.js';
 import { answeredOrDied, raceDeath, ThreadSession } from './thread-session.js';
 
@@ -120,6 +127,8 @@ export class Engine implements PtyEngine, EngineInternals {
   /** Kills this process's session cgroups if the host dies without closing (SPEC §4.6). */
   private readonly reaper: CgroupReaper;
   private nextId = 1;
+  /** Names of spawns in progress: a second spawn of the same name is refused before either finishes. */
+  private readonly namesStarting = new Set<string>();
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -158,6 +167,10 @@ export class Engine implements PtyEngine, EngineInternals {
     return [...this.live.values()];
   }
 
+  list(): Promise<SessionListing[]> {
+    return listSessions(this.live.values());
+  }
+
   spawn(options: SpawnOptions = {}, signal?: AbortSignal): Promise<TerminalSession> {
     if (this.closing !== undefined) {
       return Promise.reject(new TerminalError('ENGINE_CLOSED', 'the engine is closed'));
@@ -171,9 +184,19 @@ export class Engine implements PtyEngine, EngineInternals {
         ),
       );
     }
+    try {
+      assertNameFree(options.name, this.live.values(), this.namesStarting);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const name = typeof options.name === 'string' ? options.name : undefined;
+    if (name !== undefined) this.namesStarting.add(name);
     const attempt = this.spawnSession(options, signal);
     this.pending.add(attempt);
-    const forget = () => this.pending.delete(attempt);
+    const forget = () => {
+      this.pending.delete(attempt);
+      if (name !== undefined) this.namesStarting.delete(name);
+    };
     attempt.then(forget, forget);
     return attempt;
   }
@@ -227,6 +250,7 @@ export class Engine implements PtyEngine, EngineInternals {
       id,
       cwd,
       env: options.env,
+      ...(options.baseEnv === undefined ? {} : { baseEnv: options.baseEnv }),
       dialect,
       rows: options.rows ?? this.config.rows,
       cols: options.cols ?? this.config.cols,
@@ -339,6 +363,7 @@ export class Engine implements PtyEngine, EngineInternals {
         dialect,
         maxInputBytes: this.config.maxInputBytes,
         maxScreenCells: this.config.maxScreenCells,
+        waitBounds: { timeoutMs: this.config.timeoutMs, maxTimeoutMs: this.config.maxTimeoutMs },
         proxy,
         controlPort: control.port1,
         dataPort: data.port1,

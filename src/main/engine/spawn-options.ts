@@ -39,6 +39,13 @@ export function validateSpawnOptions(options: SpawnOptions, config: EngineConfig
       if (typeof value !== 'string') fail(`env.${key}`, 'must be a string');
     }
   }
+  if (options.baseEnv !== undefined) {
+    if (typeof options.baseEnv !== 'object' || options.baseEnv === null)
+      fail('baseEnv', 'must be an object of strings');
+    for (const [key, value] of Object.entries(options.baseEnv)) {
+      if (typeof value !== 'string') fail(`baseEnv.${key}`, 'must be a string');
+    }
+  }
   if (options.sandbox !== undefined) {
     if (!SANDBOX_MODES.includes(options.sandbox.mode)) {
       fail('sandbox.mode', `must be one of ${SANDBOX_MODES.map((mode) => `'${mode}'`).join(', ')}`);

@@ -3,18 +3,21 @@
  * thread. Every call is raced against the death of the session's Piscina task, because Comlink never
  * rejects a call whose worker died — it would hang forever.
  */
-import type { MessagePort } from 'node:worker_threads';
-import type * as Comlink from 'comlink';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import * as Comlink from 'comlink';
 import { TerminalError } from '../../shared/errors.js';
 import { assertInputWithinLimit } from '../../shared/input-limit.js';
-import type { SessionThreadApi } from '../../shared/protocol.js';
+import type { SendSpec, SessionThreadApi } from '../../shared/protocol.js';
 import { assertSignalName } from '../../shared/signals.js';
 import { assertTerminalSize } from '../../shared/terminal-size.js';
 import type {
   CloseOptions,
   Dialect,
   Disposable,
+  KeyboardHold,
   OutputChunk,
+  RawChunk,
+  RawView,
   ReadRequest,
   ReadResult,
   SandboxSelection,
@@ -24,10 +27,13 @@ import type {
   SessionStatus,
   SignalName,
   SignalResult,
+  TakeKeyboardOptions,
   TerminalSendResult,
   TerminalSession,
   TerminalSize,
+  TerminalSnapshot,
 } from '../../shared/types.js';
+import { SessionKeyboard, type StartedSend } from './keyboard-hold.js';
 import { LiveOutputReceiver } from './live-output-receiver.js';
 
 /** Everything a thread session is built from. */
@@ -53,6 +59,10 @@ export interface ThreadSessionParts {
   taskDone: Promise<unknown>;
   /** Called once the session is closed for good. */
   onClosed: (id: string) => void;
+  /** The engine's wait bounds (config `timeoutMs`, `maxTimeoutMs`): a send waiting for a person's hand-back keeps to them. */
+  waitBounds: { timeoutMs: number; maxTimeoutMs: number };
+  /** How long a keyboard hold lives without a heartbeat (default 30 s; shorter only in tests). */
+  holdHeartbeatMs?: number;
 }
 
 /** Races `call` against the thread's death, so no host call can hang on a dead engine thread. */
@@ -93,10 +103,14 @@ export class ThreadSession implements TerminalSession {
   private readonly portClosed: Promise<void>;
   private readonly listeners = new Set<(chunk: OutputChunk) => void>();
   private readonly liveOutput: LiveOutputReceiver;
+  /** Open raw views, ended (their last output delivered) when the session is released. */
+  private readonly rawViews = new Set<Disposable>();
   private nextSendId = 1;
   private closed = false;
   private closeCall: Promise<SessionOutcome> | undefined;
   private released = false;
+  /** A person's hold of the keyboard (SPEC §13): it gates the model's sends, signals and resizes. */
+  private readonly keyboard: SessionKeyboard;
 
   constructor(private readonly parts: ThreadSessionParts) {
     this.id = parts.id;
@@ -107,6 +121,14 @@ export class ThreadSession implements TerminalSession {
     this.dialect = parts.dialect;
     this.proxy = parts.proxy;
     this.death = parts.death;
+    this.keyboard = new SessionKeyboard(
+      {
+        writePersonInput: (data) => this.call(() => this.proxy.writePersonInput(data)),
+        endWait: (sendId) => this.call(() => this.proxy.endWait(sendId)),
+        status: () => this.status(),
+      },
+      { ...parts.waitBounds, heartbeatTimeoutMs: parts.holdHeartbeatMs },
+    );
     this.liveOutput = new LiveOutputReceiver(parts.dataPort, () =>
       this.listeners.size === 0 ? null : this.deliverLiveOutput,
     );
@@ -125,9 +147,29 @@ export class ThreadSession implements TerminalSession {
   }
 
   startSend(request: SendRequest): SendOperation {
-    const sendId = this.nextSendId++;
     // The AbortSignal stays on this thread; everything else is plain data for the engine to validate.
     const { signal, ...spec } = request ?? {};
+    return this.keyboard.guardSend(spec, signal, (admitted) => this.startThreadSend(admitted, signal));
+  }
+
+  /** A person's hold of the keyboard (SPEC §13). */
+  async takeKeyboard(options: TakeKeyboardOptions): Promise<KeyboardHold> {
+    if (this.closed) throw new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`);
+    return this.keyboard.take(options);
+  }
+
+  /** When a person took the keyboard, while one holds it. */
+  get heldSince(): number | undefined {
+    return this.keyboard.heldSince;
+  }
+
+  /** A send of the model is in flight (or waits for the keyboard). */
+  get busy(): boolean {
+    return this.keyboard.busy;
+  }
+
+  private startThreadSend(spec: SendSpec, signal: AbortSignal | undefined): StartedSend {
+    const sendId = this.nextSendId++;
     const started = this.call(async () => {
       // Refused before anything is sent (the engine checks again, for callers of the thread API).
       if (typeof spec.text === 'string') assertInputWithinLimit(spec.text, this.parts.maxInputBytes);
@@ -153,7 +195,7 @@ export class ThreadSession implements TerminalSession {
         if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
       }
     })();
-    return {
+    const op: SendOperation = {
       done,
       readOutput: async () => {
         await started;
@@ -161,6 +203,7 @@ export class ThreadSession implements TerminalSession {
       },
       cancel,
     };
+    return { sendId, op };
   }
 
   read(request: ReadRequest = {}): Promise<ReadResult> {
@@ -171,6 +214,7 @@ export class ThreadSession implements TerminalSession {
     return this.call(async () => {
       // Checked here too: only one of the five names crosses to the thread (SPEC §4.4).
       assertSignalName(signal);
+      this.keyboard.assertModelMayDrive('signal');
       return this.proxy.signal(signal);
     });
   }
@@ -183,6 +227,7 @@ export class ThreadSession implements TerminalSession {
     return this.call(async () => {
       // Checked here too: only a plain, valid `{ rows, cols }` crosses to the thread.
       assertTerminalSize(size, this.parts.maxScreenCells);
+      this.keyboard.assertModelMayDrive('resize');
       return this.proxy.resize({ rows: size.rows, cols: size.cols });
     });
   }
@@ -205,6 +250,42 @@ export class ThreadSession implements TerminalSession {
         }
       },
     };
+  }
+
+  async openRaw(listener: (chunk: RawChunk) => void): Promise<RawView> {
+    // Each view has a data port of its own: its ring and watermarks are the live plane's (live-ring.ts).
+    const { port1, port2 } = new MessageChannel();
+    let subscribed = true;
+    const deliver = (chunk: OutputChunk): void => {
+      try {
+        listener({ data: chunk.text, dropped: chunk.dropped });
+      } catch {
+        // A throwing viewer must not break the ring's reading.
+      }
+    };
+    const receiver = new LiveOutputReceiver(port1, () => (subscribed ? deliver : null));
+    const end = {
+      dispose: () => {
+        if (!this.rawViews.delete(end)) return;
+        receiver.dispose(); // what the engine published before the end is delivered
+        subscribed = false;
+        port1.close(); // the engine sees the close and unsubscribes
+      },
+    };
+    this.rawViews.add(end);
+    let snapshot: TerminalSnapshot;
+    try {
+      snapshot = await this.call(() => this.proxy.openRaw(Comlink.transfer(port2, [port2])));
+    } catch (error) {
+      subscribed = false;
+      end.dispose();
+      throw error;
+    }
+    return { snapshot, dispose: end.dispose };
+  }
+
+  snapshot(): Promise<TerminalSnapshot> {
+    return this.call(() => this.proxy.snapshot());
   }
 
   close(reason = 'closed', options: CloseOptions = {}): Promise<SessionOutcome> {
@@ -256,7 +337,9 @@ export class ThreadSession implements TerminalSession {
   private release(): void {
     if (this.released) return;
     this.released = true;
+    this.keyboard.dispose();
     this.liveOutput.dispose(); // hands the session's last output to the subscribers
+    for (const view of [...this.rawViews]) view.dispose();
     this.listeners.clear();
     this.parts.controlPort.close();
     this.parts.dataPort.close();

@@ -10,7 +10,7 @@ import { createBubblewrapSandbox } from '../sandbox/bubblewrap.js';
 import type { WorldsConfigInput } from '../worlds/world-registry.js';
 import { createHost, type Host } from './host.js';
 import { ptyServicePlugin } from './plugins/pty.js';
-import { createPtyLocalPlugin } from './plugins/pty-local.js';
+import { createPtyLocalPlugin, type EngineFactory } from './plugins/pty-local.js';
 import { createSandboxPlugin } from './plugins/sandbox.js';
 import { sandboxPolicyPlugin } from './plugins/sandbox-policy.js';
 import { type SandboxService, unavailableSandbox } from './sandbox-service.js';
@@ -28,6 +28,8 @@ export interface LocalHostOptions {
   ptyLocal?: EngineConfigInput & { type?: string; worlds?: WorldsConfigInput };
   /** Sandbox provider (default: bubblewrap on Linux, none elsewhere). */
   sandbox?: SandboxService;
+  /** The engine `pty-local` runs on (default: an in-process engine; `mcp --daemon`: the daemon's). */
+  createEngine?: EngineFactory;
 }
 
 /** The platform's sandbox provider. */
@@ -50,7 +52,13 @@ export async function createLocalHost(options: LocalHostOptions = {}): Promise<H
       },
     },
     createSandboxPlugin(options.sandbox ?? defaultSandbox()),
-    { plugin: ptyLocalPlugin, config: options.ptyLocal ?? {} },
+    {
+      plugin:
+        options.createEngine === undefined
+          ? ptyLocalPlugin
+          : createPtyLocalPlugin({ createEngine: options.createEngine }),
+      config: options.ptyLocal ?? {},
+    },
   ]);
   return host;
 }
