@@ -158,6 +158,11 @@ export class ThreadSession implements TerminalSession {
     return this.keyboard.heldSince;
   }
 
+  /** What held the terminal when the model's last send settled. */
+  get lastForeground(): { pid: number; command: string } | undefined {
+    return this.keyboard.lastForeground;
+  }
+
   /** A send of the model is in flight (or waits for the keyboard). */
   get busy(): boolean {
     return this.keyboard.busy;

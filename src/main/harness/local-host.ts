@@ -4,7 +4,7 @@
  * plugins into their own host.
  */
 import type { EngineConfigInput } from '../../shared/config.js';
-import type { SandboxMode } from '../../shared/types.js';
+import type { PtyEngine, SandboxMode } from '../../shared/types.js';
 import { createPtyEngine } from '../engine/engine.js';
 import { createBubblewrapSandbox } from '../sandbox/bubblewrap.js';
 import type { WorldsConfigInput } from '../worlds/world-registry.js';
@@ -28,6 +28,8 @@ export interface LocalHostOptions {
   ptyLocal?: EngineConfigInput & { type?: string; worlds?: WorldsConfigInput };
   /** Sandbox provider (default: bubblewrap on Linux, none elsewhere). */
   sandbox?: SandboxService;
+  /** Told the engine `pty-local` started (e.g. for a watch page over its sessions, SPEC §13). */
+  onEngine?: (engine: PtyEngine) => void;
 }
 
 /** The platform's sandbox provider. */
@@ -50,7 +52,19 @@ export async function createLocalHost(options: LocalHostOptions = {}): Promise<H
       },
     },
     createSandboxPlugin(options.sandbox ?? defaultSandbox()),
-    { plugin: ptyLocalPlugin, config: options.ptyLocal ?? {} },
+    {
+      plugin:
+        options.onEngine === undefined
+          ? ptyLocalPlugin
+          : createPtyLocalPlugin({
+              createEngine: async (engineOptions) => {
+                const engine = await createPtyEngine(engineOptions);
+                options.onEngine?.(engine);
+                return engine;
+              },
+            }),
+      config: options.ptyLocal ?? {},
+    },
   ]);
   return host;
 }

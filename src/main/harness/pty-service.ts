@@ -42,6 +42,8 @@ export interface PtyBackendSpawnRequest {
   rows?: number;
   /** Terminal columns (default: the engine's). */
   cols?: number;
+  /** Record the session as asciicast v2 under `$XDG_STATE_HOME/agent-pty/recordings/` (SPEC §13). */
+  record?: boolean;
 }
 
 /** One kind of terminal the service can open, registered under its `type`. */
@@ -81,6 +83,8 @@ export interface PtySpawnRequest {
   rows?: number;
   /** Terminal columns (default: the engine's). */
   cols?: number;
+  /** Record the session as asciicast v2 under `$XDG_STATE_HOME/agent-pty/recordings/` (SPEC §13). */
+  record?: boolean;
   /**
    * Refuse with SESSION_LIMIT when the owner already has this many sessions open or starting (an MCP
    * connection's `--max-sessions`, SPEC §4.8).
@@ -370,6 +374,7 @@ export function createPtyService(): PtyService {
             ...(request.shell === undefined ? {} : { shell: request.shell }),
             ...(request.rows === undefined ? {} : { rows: request.rows }),
             ...(request.cols === undefined ? {} : { cols: request.cols }),
+            ...(request.record === true ? { record: true } : {}),
           },
           controller.signal,
         );

@@ -32,7 +32,7 @@ export interface ShellBackendOptions {
 export function createShellBackend({ type, engine, worlds, sandboxPolicy }: ShellBackendOptions): PtyBackend {
   return {
     type,
-    async spawn({ owner, name, cwd, world, shell, rows, cols }, signal) {
+    async spawn({ owner, name, cwd, world, shell, rows, cols, record }, signal) {
       const far = world !== undefined && world !== LOCAL_WORLD;
       if (far && worlds === undefined) {
         throw new TerminalError('INVALID_ARGUMENT', `unknown world "${world}"; no worlds are configured`);
@@ -54,6 +54,7 @@ export function createShellBackend({ type, engine, worlds, sandboxPolicy }: Shel
             ...(shell === undefined ? {} : { dialect: shell }),
             ...(rows === undefined ? {} : { rows }),
             ...(cols === undefined ? {} : { cols }),
+            ...(record === true ? { record: true as const } : {}),
             sandbox: selection,
           },
           signal,

@@ -11,7 +11,9 @@
 import { describeError } from '../../shared/errors.js';
 import { CLIENT_GONE_GRACE_MS } from '../../shared/session-limits.js';
 import type { SandboxMode } from '../../shared/types.js';
+import type { PtyEngine } from '../../shared/types.js';
 import { createLocalHost } from '../harness/local-host.js';
+import { startMcpWatch } from '../watch/mcp-watch.js';
 import { parseMcpOptions } from './options.js';
 import { StdioLineTransport } from './stdio-line-transport.js';
 import { createTerminalMcpServer } from './terminal-mcp-server.js';
@@ -39,7 +41,11 @@ const CONNECTION_OWNER = `mcp-stdio-${process.pid}`;
 export async function runMcpServer(argv: string[]): Promise<void> {
   const options = parseMcpOptions(argv);
   if (options.notice !== undefined) process.stderr.write(`agent-pty mcp: ${options.notice}\n`);
+  let engine: PtyEngine | undefined;
   const host = await createLocalHost({
+    onEngine: (started) => {
+      engine = started;
+    },
     mode: options.mode,
     // A narrowed root stays implicit (the policy takes the cwd), so the sandbox keeps $HOME private.
     ...(options.notice === undefined ? { workspaceRoot: options.workspaceRoot } : {}),
@@ -50,11 +56,18 @@ export async function runMcpServer(argv: string[]): Promise<void> {
   });
   const worldNames = Object.keys(options.worlds ?? {});
   const pty = host.service('pty');
+  // The watch page (SPEC §13): its link goes to stderr and a 0600 file, never to the client.
+  const watch =
+    options.watch === true && engine !== undefined ? await startMcpWatch(engine).catch(async (error: unknown) => {
+      await host.dispose();
+      throw error;
+    }) : undefined;
   const server = createTerminalMcpServer({
     pty,
     owner: CONNECTION_OWNER,
     maxWaitMs: options.maxWaitMs,
     maxSessions: options.maxSessions,
+    ...(watch === undefined ? {} : { watchPage: watch.address }),
     instructionsSuffix:
       `\nThis server runs every terminal in sandbox mode ${options.mode} (${MODE_MEANING[options.mode]}) ` +
       `with workspace ${options.workspaceRoot}.\n` +
@@ -89,6 +102,7 @@ export async function runMcpServer(argv: string[]): Promise<void> {
     // Order: stop answering, close the connection's terminals, then the engine and the rest. A client
     // that is gone (its stdin ended) waits for nobody: the terminals get a short grace (SPEC §4.8).
     await server.close().catch((error: unknown) => failures.push(error));
+    await watch?.close().catch((error: unknown) => failures.push(error));
     const grace = why === STDIN_CLOSED ? { graceMs: CLIENT_GONE_GRACE_MS } : {};
     await pty
       .disposeOwned(CONNECTION_OWNER, 'MCP connection closed', grace)
