@@ -36,7 +36,10 @@ export interface SessionRecording {
 }
 
 /** Where `record` puts the file: its own path, or a new file under the recordings directory. */
-export function recordingPath(record: string | true, session: { id: string; name: string | undefined }): string {
+export function recordingPath(
+  record: string | true,
+  session: { id: string; name: string | undefined },
+): string {
   if (record !== true) return record;
   const dir = recordingsDirectory();
   mkdirSync(dir, { recursive: true, mode: RECORDINGS_DIR_MODE });
@@ -51,9 +54,13 @@ export async function startRecording(session: TerminalSession, path: string): Pr
   try {
     fd = openSync(path, 'wx', RECORDING_FILE_MODE);
   } catch (error) {
-    throw new TerminalError('INVALID_ARGUMENT', `cannot create the recording ${path}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new TerminalError(
+      'INVALID_ARGUMENT',
+      `cannot create the recording ${path}: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
   }
   const startedAt = performance.now();
   let open = true;
@@ -69,10 +76,11 @@ export async function startRecording(session: TerminalSession, path: string): Pr
   };
   const write = (chunk: RawChunk): void => {
     // A lag past the watermark lost output: the screen is drawn again from a fresh snapshot.
-    if (chunk.dropped > 0) void (session as RawSession & { snapshot(): Promise<TerminalSnapshot> }).snapshot().then(
-      (snapshot) => event(`\x1bc${snapshot.ansi}`),
-      () => undefined,
-    );
+    if (chunk.dropped > 0)
+      void (session as RawSession & { snapshot(): Promise<TerminalSnapshot> }).snapshot().then(
+        (snapshot) => event(`\x1bc${snapshot.ansi}`),
+        () => undefined,
+      );
     event(chunk.data);
   };
   let view: RawView;

@@ -10,8 +10,7 @@
  */
 import { describeError } from '../../shared/errors.js';
 import { CLIENT_GONE_GRACE_MS } from '../../shared/session-limits.js';
-import type { SandboxMode } from '../../shared/types.js';
-import type { PtyEngine } from '../../shared/types.js';
+import type { PtyEngine, SandboxMode } from '../../shared/types.js';
 import { createLocalHost } from '../harness/local-host.js';
 import { startMcpWatch } from '../watch/mcp-watch.js';
 import { parseMcpOptions } from './options.js';
@@ -58,10 +57,12 @@ export async function runMcpServer(argv: string[]): Promise<void> {
   const pty = host.service('pty');
   // The watch page (SPEC §13): its link goes to stderr and a 0600 file, never to the client.
   const watch =
-    options.watch === true && engine !== undefined ? await startMcpWatch(engine).catch(async (error: unknown) => {
-      await host.dispose();
-      throw error;
-    }) : undefined;
+    options.watch === true && engine !== undefined
+      ? await startMcpWatch(engine).catch(async (error: unknown) => {
+          await host.dispose();
+          throw error;
+        })
+      : undefined;
   const server = createTerminalMcpServer({
     pty,
     owner: CONNECTION_OWNER,

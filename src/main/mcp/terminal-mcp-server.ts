@@ -18,9 +18,9 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { PtyService } from '../harness/pty-service.js';
 import { runTerminalTool, TERMINAL_TOOLS } from '../tools/catalog.js';
-import type { WatchPageAddress } from '../tools/render.js';
 import { TERMINAL_TOOLS_GUIDANCE } from '../tools/guidance.js';
 import type { LiveLinesBatch } from '../tools/live-lines.js';
+import type { WatchPageAddress } from '../tools/render.js';
 import { MCP_DEFAULT_MAX_SESSIONS, MCP_DEFAULT_MAX_WAIT_MS } from './options.js';
 
 /** Server name announced to clients. */

@@ -5,9 +5,8 @@
  */
 import type { PtyEngine } from '../../shared/types.js';
 import type { WatchPageAddress } from '../tools/render.js';
-import { recordingsDirectory } from '../engine/session-recording.js';
-import { removeWatchUrlFile, writeWatchUrlFile } from './watch-url-file.js';
 import { startWatchServer } from './watch-server.js';
+import { removeWatchUrlFile, writeWatchUrlFile } from './watch-url-file.js';
 
 /** A running `--watch` page. */
 export interface McpWatch {
@@ -19,7 +18,7 @@ export interface McpWatch {
 
 /** Starts the page for `engine`'s sessions and publishes its link (stderr and the URL file). */
 export async function startMcpWatch(engine: PtyEngine): Promise<McpWatch> {
-  const server = await startWatchServer({ engine, recordingsDir: recordingsDirectory() });
+  const server = await startWatchServer({ engine });
   let urlFile: string;
   try {
     urlFile = writeWatchUrlFile(server.url);

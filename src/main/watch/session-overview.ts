@@ -41,10 +41,13 @@ export function limitsInWords(limits: SessionLimits): string {
     'bytes' in limits.memory
       ? `memory ${mebibytes(limits.memory.bytes)} (${limits.memory.enforcedBy})`
       : 'memory not limited';
-  const pids = 'max' in limits.pids ? `pids ${limits.pids.max} (${limits.pids.enforcedBy})` : 'pids not limited';
+  const pids =
+    'max' in limits.pids ? `pids ${limits.pids.max} (${limits.pids.enforcedBy})` : 'pids not limited';
   return `${memory}, ${pids}`;
 }
 
 function mebibytes(bytes: number): string {
-  return bytes >= 1024 ** 3 ? `${(bytes / 1024 ** 3).toFixed(1)} GiB` : `${Math.round(bytes / 1024 ** 2)} MiB`;
+  return bytes >= 1024 ** 3
+    ? `${(bytes / 1024 ** 3).toFixed(1)} GiB`
+    : `${Math.round(bytes / 1024 ** 2)} MiB`;
 }

@@ -8,8 +8,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { TerminalSession } from '../../shared/types.js';
-import { overviewOf } from './session-overview.js';
+import { recordingsDirectory } from '../engine/session-recording.js';
 import { checkWatchRequest, watchCookieName } from './request-guard.js';
+import { overviewOf } from './session-overview.js';
 import { type RawSession, ViewerConnection, type ViewerHost } from './viewer-connection.js';
 import { watchAsset } from './watch-assets.js';
 import type { RecordingEntry, WatchedSession } from './watch-protocol.js';
@@ -32,7 +33,7 @@ export interface WatchServerOptions {
   engine: WatchedEngine;
   /** Port on 127.0.0.1 (default: a random free one). */
   port?: number;
-  /** Where closed sessions' recordings are, for replay (default: none listed). */
+  /** Where closed sessions' recordings are, for replay (default: `$XDG_STATE_HOME/agent-pty/recordings`). */
   recordingsDir?: string;
 }
 
@@ -50,6 +51,7 @@ export interface WatchServer {
 /** Starts the server; resolves once it listens. */
 export async function startWatchServer(options: WatchServerOptions): Promise<WatchServer> {
   const token = createWatchToken();
+  const recordingsDir = options.recordingsDir ?? recordingsDirectory();
   const viewers = new Set<ViewerConnection>();
   const holders = new Map<string, ViewerConnection>();
   let nextViewer = 1;
@@ -113,8 +115,8 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
   }
 
   function serveRecording(name: string, response: ServerResponse): void {
-    const dir = options.recordingsDir;
-    if (dir === undefined || !RECORDING_NAME.test(name)) {
+    const dir = recordingsDir;
+    if (!RECORDING_NAME.test(name)) {
       response.writeHead(404).end();
       return;
     }
@@ -131,8 +133,11 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
     const verdict = checkWatchRequest(request, port, token);
     // Only the cookie opens the socket (a page always has it by then; attach sends it too).
     if (verdict.kind !== 'allowed' || new URL(request.url ?? '/', 'http://localhost').pathname !== '/ws') {
-      const reason = verdict.kind === 'refused' ? verdict.reason : 'the WebSocket takes the cookie, not the token';
-      socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n403 forbidden: ${reason}\n`);
+      const reason =
+        verdict.kind === 'refused' ? verdict.reason : 'the WebSocket takes the cookie, not the token';
+      socket.end(
+        `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n403 forbidden: ${reason}\n`,
+      );
       return;
     }
     sockets.handleUpgrade(request, socket, head, (ws) => {
@@ -146,11 +151,15 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
     });
   });
 
-  async function listing(): Promise<{ t: 'sessions'; sessions: WatchedSession[]; recordings: RecordingEntry[] }> {
+  async function listing(): Promise<{
+    t: 'sessions';
+    sessions: WatchedSession[];
+    recordings: RecordingEntry[];
+  }> {
     const sessions = (await Promise.all(options.engine.sessions().map(overviewOf))).filter(
       (entry): entry is WatchedSession => entry !== undefined,
     );
-    return { t: 'sessions', sessions, recordings: recordingsIn(options.recordingsDir) };
+    return { t: 'sessions', sessions, recordings: recordingsIn(recordingsDir) };
   }
 
   let known = new Set<string>();
@@ -197,8 +206,7 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
 }
 
 /** The recordings under `dir`, newest first (none when there is no such directory). */
-function recordingsIn(dir: string | undefined): RecordingEntry[] {
-  if (dir === undefined) return [];
+function recordingsIn(dir: string): RecordingEntry[] {
   let names: string[];
   try {
     names = readdirSync(dir);

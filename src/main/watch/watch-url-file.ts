@@ -4,7 +4,15 @@
  * — the directory the daemon's socket uses, with the same rule: a real directory, owned by this uid,
  * mode 0700 (another user can pre-create `/tmp/agent-pty-$UID` to read the link), the file 0600.
  */
-import { lstatSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { TerminalError } from '../../shared/errors.js';
 
@@ -48,7 +56,11 @@ export function preparePrivateDirectory(dir: string): void {
 }
 
 /** Writes `url` to `watch-<pid>.url` (0600) in the runtime directory; returns the path. */
-export function writeWatchUrlFile(url: string, env: NodeJS.ProcessEnv = process.env, pid = process.pid): string {
+export function writeWatchUrlFile(
+  url: string,
+  env: NodeJS.ProcessEnv = process.env,
+  pid = process.pid,
+): string {
   const dir = runtimeDirectory(env);
   preparePrivateDirectory(dir);
   const file = join(dir, `watch-${pid}.url`);
