@@ -75,8 +75,9 @@ function showHold(view, message) {
   view.held = message.state === 'mine';
   view.term.options.disableStdin = !view.held;
   view.el.classList.toggle('held-mine', view.held);
-  view.take.hidden = message.state !== 'free';
-  view.force.hidden = message.state !== 'other';
+  view.take.hidden = view.held;
+  // Forcing is offered only once a take was refused (the message says who holds it since when).
+  if (message.state !== 'other') view.force.hidden = true;
   view.release.hidden = !view.held;
   const since = message.since === undefined ? '' : ` since ${new Date(message.since).toLocaleTimeString()}`;
   view.state.textContent =

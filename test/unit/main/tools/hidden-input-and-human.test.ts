@@ -24,7 +24,7 @@ afterEach(async () => {
   await fixture.dispose();
 });
 
-async function send(session: FakeSession, id: string, context: TerminalToolContext) {
+async function send(id: string, context: TerminalToolContext) {
   const outcome = await runTerminalTool('terminal_send', { sessionId: id, text: 'sudo true' }, context);
   if (outcome.isError) throw new Error(outcome.text);
   const tool = TERMINAL_TOOLS.find((candidate) => candidate.name === 'terminal_send')!;
@@ -46,7 +46,7 @@ it('names the running watch page (no token) for a proven hidden prompt, in the t
     inputHidden: true,
   });
   const watchPage = { url: 'http://127.0.0.1:41234/', urlFile: '/run/user/0/agent-pty/watch-7.url' };
-  const outcome = await send(session, id, { ...ctx, watchPage });
+  const outcome = await send(id, { ...ctx, watchPage });
   const line =
     '[input: hidden — a password or passphrase prompt; ask the user to type it in the watch page ' +
     '(http://127.0.0.1:41234/, its link with the token is in /run/user/0/agent-pty/watch-7.url), or send ' +
@@ -62,7 +62,7 @@ it("says how to start a watch page when none runs, and 'likely' when only the wo
     waitReason: 'inferred_idle',
     inputHidden: 'likely',
   });
-  const outcome = await send(session, id, ctx);
+  const outcome = await send(id, ctx);
   expect(outcome.text).toContain(
     '[input: likely hidden — this looks like a password or passphrase prompt; ask the user to type it in a watch page (none is running: the user starts one with `agent-pty mcp --watch`',
   );
@@ -73,7 +73,7 @@ it("says how to start a watch page when none runs, and 'likely' when only the wo
 it('explains `human`: a person holds the keyboard and nothing was typed', async () => {
   const { id, session } = await open();
   session.script = () => ({ viewport: '', waitReason: 'human' });
-  const outcome = await send(session, id, ctx);
+  const outcome = await send(id, ctx);
   const note =
     "A person holds this terminal's keyboard (the watch page): nothing of this send was typed. Let them " +
     `finish; wait with terminal_send {"sessionId":"${id}"} (no text), and send your input again once they hand the keyboard back.`;
