@@ -18,6 +18,7 @@ import type {
   SignalResult,
   TerminalSendResult,
   TerminalSize,
+  TerminalSnapshot,
 } from './types.js';
 
 /** What every engine thread of a pool receives at start (Piscina's `workerData`). */
@@ -149,6 +150,13 @@ export interface SessionThreadApi {
   writePersonInput(data: string): Promise<void>;
   /** Turns live output publishing (the data plane) on or off. */
   setLiveOutput(enabled: boolean): Promise<void>;
+  /**
+   * Subscribes `port` (transferred; a raw data port, same messages as the data port) to the raw
+   * channel, and resolves with the snapshot its first record continues. Closing the port ends it.
+   */
+  openRaw(port: MessagePort): Promise<TerminalSnapshot>;
+  /** The terminal model serialized now (SPEC §2). */
+  snapshot(): Promise<TerminalSnapshot>;
   /**
    * Tears the session down (with a SIGTERM grace of at most `graceMs`, when given); the Piscina task
    * resolves afterwards. Retries if an earlier close failed.

@@ -443,6 +443,14 @@ export interface TerminalSession {
   resize(size: TerminalSize): Promise<void>;
   /** Subscribes to live output (batched; a lagging subscriber sees `dropped` counts). */
   onOutput(listener: (chunk: OutputChunk) => void): Disposable;
+  /**
+   * Opens the raw channel (SPEC §2): the pty's output decoded as UTF-8, the private prompt marker
+   * removed, batched with the live plane's watermarks, starting from a snapshot taken at the exact point
+   * where the first chunk begins. A lagging subscriber sees `dropped` counts and redraws from `snapshot()`.
+   */
+  openRaw(listener: (chunk: RawChunk) => void): Promise<RawView>;
+  /** The terminal model serialized now (SPEC §2): cells, attributes, cursor, modes, alternate screen. */
+  snapshot(): Promise<TerminalSnapshot>;
   /** Tears the process tree down; retries if an earlier close failed. */
   close(reason?: string, options?: CloseOptions): Promise<SessionOutcome>;
   /**

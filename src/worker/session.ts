@@ -6,7 +6,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
-import { threadId } from 'node:worker_threads';
+import { type MessagePort, threadId } from 'node:worker_threads';
 import type { IPty } from 'node-pty';
 import { TerminalError } from '../shared/errors.js';
 import { assertInputWithinLimit } from '../shared/input-limit.js';
@@ -37,6 +37,7 @@ import type {
   SignalResult,
   TerminalSendResult,
   TerminalSize,
+  TerminalSnapshot,
 } from '../shared/types.js';
 import { JOIN_FAILED_EXIT_CODE, launcherArgv } from './containment/cgroup-launcher.js';
 import { buildShellEnvironment, SESSION_TERM } from './containment/environment.js';
@@ -49,6 +50,7 @@ import { LineTextKind, lineTextKind } from './output/line-text.js';
 import type { LiveOutputPublisher } from './output/live-output.js';
 import { OutputModel } from './output/output-model.js';
 import { type OutputMark, OutputWindow } from './output/output-window.js';
+import { RawChannel } from './output/raw-channel.js';
 import { OutputSanitizer, type SanitizerSink } from './output/sanitizer.js';
 import { verifiedForegroundGroup } from './proc/foreground-group.js';
 import { findByNamespacePid, identityOf, readProcStat } from './proc/proc-probe.js';
@@ -59,6 +61,7 @@ import { PtyInputWriter, type WriteOutcome } from './pty/pty-input-writer.js';
 import { type DrainOutcome, nodePtyReadStream, PtyOutputDrain } from './pty/pty-output-drain.js';
 import { readTerminalLocalFlags, type TerminalLocalFlags } from './pty/terminal-local-flags.js';
 import { HiddenInputVerdicts } from './readiness/hidden-input.js';
+import { PrivateMarkerFilter } from './readiness/private-marker-filter.js';
 import { createNonce, parseOwnedMarker } from './readiness/prompt-marker.js';
 import { type PromptCandidate, PromptTracker } from './readiness/prompt-tracker.js';
 import type { ShellIdentity } from './readiness/readiness.js';
@@ -90,6 +93,12 @@ const FDINFO_NONBLOCK = 0o4000;
 const LAUNCHER_PLATFORM = process.platform === 'linux';
 /** Why a session without a cgroup placement (the inline benchmark baseline) has no limits. */
 const NO_PLACEMENT_REASON = 'this session runs outside an engine thread: no cgroups were prepared';
+/**
+ * How long a raw subscription waits for the stream to reach a point between escape sequences (where
+ * its snapshot is exact) before it starts where the stream stands: a program that stopped in the
+ * middle of a sequence would otherwise keep a viewer waiting for output that may never come.
+ */
+const RAW_OPEN_WAIT_MS = 250;
 /** Whether the `/proc` wait probes work on this platform (the exact tier of SPEC §4.2). */
 const EXACT_TIER = process.platform === 'linux' && waitSyscallTable(process.arch) !== undefined;
 
@@ -143,6 +152,10 @@ export class SessionCore extends DisposableOwner {
   private readonly lineFeeds = new LineFeeds();
   private readonly sanitizer: OutputSanitizer;
   private readonly sink: SanitizerSink;
+  /** The raw channel's subscribers (SPEC §2); costs nothing while there are none. */
+  private readonly raw: RawChannel;
+  /** Raw subscriptions waiting for a point of the stream where their snapshot is exact. */
+  private rawOpenings: RawOpening[] = [];
   private term: IPty | undefined;
   private replier: TerminalReplier | undefined;
   private replyGate: ReplyGate | undefined;
@@ -185,6 +198,8 @@ export class SessionCore extends DisposableOwner {
     super();
     if (live !== undefined) this.owned.add(live);
     this.owned.own('output processing', () => clearImmediate(this.outputTurn));
+    this.raw = this.owned.add(new RawChannel(new PrivateMarkerFilter(this.nonce)));
+    this.owned.own('raw openings', () => this.failRawOpenings());
     const { config } = spec;
     this.scrollback = new LineRing({ maxLines: config.scrollbackLines, maxBytes: config.scrollbackMaxBytes });
     this.outputModel = new OutputModel({
@@ -633,6 +648,75 @@ export class SessionCore extends DisposableOwner {
     await writer.write(data, () => false);
   }
 
+  /**
+   * Subscribes `port` to the raw channel (SPEC §2) and resolves with the snapshot its chunks continue:
+   * taken at a point of the stream between escape sequences, synchronously with the subscription, so
+   * no chunk falls between the two. Output read and not yet processed comes after that point.
+   */
+  openRaw(port: MessagePort): Promise<TerminalSnapshot> {
+    this.assertOpen();
+    if (this.replier === undefined) throw new TerminalError('INTERNAL', 'openRaw before launch');
+    return new Promise<TerminalSnapshot>((resolve, reject) => {
+      const opening: RawOpening = { port, resolve, reject, timer: undefined };
+      this.rawOpenings.push(opening);
+      this.openPendingRaw(false);
+      if (this.rawOpenings.includes(opening)) {
+        opening.timer = this.owned.timeout('raw opening wait', RAW_OPEN_WAIT_MS, () =>
+          this.openPendingRaw(true),
+        );
+      }
+    });
+  }
+
+  /**
+   * Opens the waiting raw subscriptions if the terminal model is at a point a fresh terminal can
+   * continue from (or `anyway`): everything fed is parsed first, then serialized, then subscribed,
+   * with no output in between.
+   */
+  private openPendingRaw(anyway: boolean): void {
+    const replier = this.replier;
+    const openings = this.rawOpenings;
+    if (replier === undefined || openings.length === 0) return;
+    let snapshot: TerminalSnapshot;
+    try {
+      replier.flushSync();
+      if (!anyway && (!replier.atGround || this.raw.holding)) return; // tried again after the next chunk
+      snapshot = replier.snapshot();
+    } catch (error) {
+      this.failRawOpenings(error);
+      return;
+    }
+    this.rawOpenings = [];
+    for (const opening of openings) {
+      opening.timer?.dispose();
+      this.raw.subscribe(opening.port);
+      opening.resolve(snapshot);
+    }
+  }
+
+  /** Rejects the waiting raw subscriptions (the session closed, or the model could not be read). */
+  private failRawOpenings(
+    error: unknown = new TerminalError('SESSION_CLOSED', 'the session is closed'),
+  ): void {
+    const openings = this.rawOpenings;
+    this.rawOpenings = [];
+    for (const opening of openings) {
+      opening.timer?.dispose();
+      opening.port.close();
+      opening.reject(error);
+    }
+  }
+
+  /** The terminal model serialized now (SPEC §2), every byte read so far included. */
+  snapshot(): TerminalSnapshot {
+    this.assertOpen();
+    const replier = this.replier;
+    if (replier === undefined) throw new TerminalError('INTERNAL', 'snapshot before launch');
+    this.processAllOutput();
+    replier.flushSync();
+    return replier.snapshot();
+  }
+
   /** Live output on/off. */
   setLiveOutput(enabled: boolean): void {
     this.live?.setEnabled(enabled);
@@ -756,6 +840,8 @@ export class SessionCore extends DisposableOwner {
       if (route === 'whole') this.replier?.feedStyledLineText(data);
       else this.replier?.feed(data);
     }
+    if (this.raw.active) this.raw.write(data);
+    if (this.rawOpenings.length > 0) this.openPendingRaw(false);
     (this.active?.op ?? this.startup)?.endOfChunk(startedAt, data.length);
     this.limitBacklog();
     if (this.pendingOutput.length > 0 && !this.outputScheduled) {
@@ -969,6 +1055,15 @@ export class SessionCore extends DisposableOwner {
     };
     return this.shellIdentity;
   }
+}
+
+/** A raw subscription waiting for its snapshot (see `SessionCore.openRaw`). */
+interface RawOpening {
+  port: MessagePort;
+  resolve: (snapshot: TerminalSnapshot) => void;
+  reject: (error: unknown) => void;
+  /** Bounds the wait for a point between escape sequences. */
+  timer: Disposable | undefined;
 }
 
 /** The status flags of `fd` of this process (`O_*`), from `/proc/self/fdinfo`; undefined if unreadable. */

@@ -12,6 +12,8 @@ import type {
   KeyboardHold,
   OutputChunk,
   PtyEngine,
+  RawChunk,
+  RawView,
   ReadRequest,
   ReadResult,
   SandboxSelection,
@@ -26,6 +28,7 @@ import type {
   TerminalSendResult,
   TerminalSession,
   TerminalSize,
+  TerminalSnapshot,
 } from '../../src/shared/types.js';
 
 /** The limits every fake session reports: a fake has no cgroups. */
@@ -142,6 +145,14 @@ export class FakeSession implements TerminalSession {
   onOutput(listener: (chunk: OutputChunk) => void): Disposable {
     this.outputListeners.add(listener);
     return { dispose: () => this.outputListeners.delete(listener) };
+  }
+
+  async openRaw(_listener: (chunk: RawChunk) => void): Promise<RawView> {
+    throw new TerminalError('INVALID_ARGUMENT', 'a fake session has no raw channel');
+  }
+
+  async snapshot(): Promise<TerminalSnapshot> {
+    throw new TerminalError('INVALID_ARGUMENT', 'a fake session has no terminal model');
   }
 
   /** Delivers live output to the subscribers, as the engine's data plane would. */

@@ -3,8 +3,8 @@
  * thread. Every call is raced against the death of the session's Piscina task, because Comlink never
  * rejects a call whose worker died — it would hang forever.
  */
-import type { MessagePort } from 'node:worker_threads';
-import type * as Comlink from 'comlink';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import * as Comlink from 'comlink';
 import { TerminalError } from '../../shared/errors.js';
 import { assertInputWithinLimit } from '../../shared/input-limit.js';
 import type { SendSpec, SessionThreadApi } from '../../shared/protocol.js';
@@ -16,6 +16,8 @@ import type {
   Disposable,
   KeyboardHold,
   OutputChunk,
+  RawChunk,
+  RawView,
   ReadRequest,
   ReadResult,
   SandboxSelection,
@@ -29,6 +31,7 @@ import type {
   TerminalSendResult,
   TerminalSession,
   TerminalSize,
+  TerminalSnapshot,
 } from '../../shared/types.js';
 import { SessionKeyboard, type StartedSend } from './keyboard-hold.js';
 import { LiveOutputReceiver } from './live-output-receiver.js';
@@ -100,6 +103,8 @@ export class ThreadSession implements TerminalSession {
   private readonly portClosed: Promise<void>;
   private readonly listeners = new Set<(chunk: OutputChunk) => void>();
   private readonly liveOutput: LiveOutputReceiver;
+  /** Open raw views, ended (their last output delivered) when the session is released. */
+  private readonly rawViews = new Set<Disposable>();
   private nextSendId = 1;
   private closed = false;
   private closeCall: Promise<SessionOutcome> | undefined;
@@ -252,6 +257,42 @@ export class ThreadSession implements TerminalSession {
     };
   }
 
+  async openRaw(listener: (chunk: RawChunk) => void): Promise<RawView> {
+    // Each view has a data port of its own: its ring and watermarks are the live plane's (live-ring.ts).
+    const { port1, port2 } = new MessageChannel();
+    let subscribed = true;
+    const deliver = (chunk: OutputChunk): void => {
+      try {
+        listener({ data: chunk.text, dropped: chunk.dropped });
+      } catch {
+        // A throwing viewer must not break the ring's reading.
+      }
+    };
+    const receiver = new LiveOutputReceiver(port1, () => (subscribed ? deliver : null));
+    const end = {
+      dispose: () => {
+        if (!this.rawViews.delete(end)) return;
+        receiver.dispose(); // what the engine published before the end is delivered
+        subscribed = false;
+        port1.close(); // the engine sees the close and unsubscribes
+      },
+    };
+    this.rawViews.add(end);
+    let snapshot: TerminalSnapshot;
+    try {
+      snapshot = await this.call(() => this.proxy.openRaw(Comlink.transfer(port2, [port2])));
+    } catch (error) {
+      subscribed = false;
+      end.dispose();
+      throw error;
+    }
+    return { snapshot, dispose: end.dispose };
+  }
+
+  snapshot(): Promise<TerminalSnapshot> {
+    return this.call(() => this.proxy.snapshot());
+  }
+
   close(reason = 'closed', options: CloseOptions = {}): Promise<SessionOutcome> {
     this.closeCall ??= (async () => {
       if (this.closed) throw new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`);
@@ -303,6 +344,7 @@ export class ThreadSession implements TerminalSession {
     this.released = true;
     this.keyboard.dispose();
     this.liveOutput.dispose(); // hands the session's last output to the subscribers
+    for (const view of [...this.rawViews]) view.dispose();
     this.listeners.clear();
     this.parts.controlPort.close();
     this.parts.dataPort.close();

@@ -102,6 +102,8 @@ function releasingOnClose(session: TerminalSession, fence: SandboxFence): Termin
     resize: (size) => session.resize(size),
     onOutput: (listener) => session.onOutput(listener),
     takeKeyboard: (options) => session.takeKeyboard(options),
+    openRaw: (listener) => session.openRaw(listener),
+    snapshot: () => session.snapshot(),
     async close(reason, options) {
       // Released only after a successful close: a failed close may leave processes of this mode.
       const outcome = await session.close(reason, options);

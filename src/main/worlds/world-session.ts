@@ -15,6 +15,8 @@ import type {
   Disposable,
   KeyboardHold,
   OutputChunk,
+  RawChunk,
+  RawView,
   ReadRequest,
   ReadResult,
   SandboxSelection,
@@ -30,6 +32,7 @@ import type {
   TerminalSendResult,
   TerminalSession,
   TerminalSize,
+  TerminalSnapshot,
 } from '../../shared/types.js';
 import type { SpawnedSession } from '../../shared/world-protocol.js';
 import type { WorldClient } from './world-client.js';
@@ -124,6 +127,14 @@ export class WorldSession implements TerminalSession {
         if (this.listeners.size === 0 && !this.closed) this.unsubscribe();
       },
     };
+  }
+
+  async openRaw(_listener: (chunk: RawChunk) => void): Promise<RawView> {
+    throw new TerminalError('INVALID_ARGUMENT', 'the raw channel is not available over this link yet');
+  }
+
+  async snapshot(): Promise<TerminalSnapshot> {
+    throw new TerminalError('INVALID_ARGUMENT', 'snapshot() is not available over this link yet');
   }
 
   close(reason = 'closed', options: CloseOptions = {}): Promise<SessionOutcome> {

@@ -25,7 +25,13 @@ const BATCH_MAX_CHARS = 64 * 1024;
  */
 const MAX_BATCH_PARTS = 64;
 
-/** Batches sanitized output into the live ring while enabled. Disposing it publishes what is pending. */
+/**
+ * How a publisher writes its text into the ring: the live plane's sanitized lines turn CRLF into LF
+ * (`lf`); the raw channel (raw-channel.ts) carries the pty's text as it was written (`as-written`).
+ */
+export type LiveLineEnds = 'lf' | 'as-written';
+
+/** Batches output into the live ring while enabled. Disposing it publishes what is pending. */
 export class LiveOutputPublisher extends DisposableOwner {
   /** Created on the first subscription: a session nobody watches allocates no ring. */
   private ring: LiveRingWriter | undefined;
@@ -40,7 +46,10 @@ export class LiveOutputPublisher extends DisposableOwner {
   /** Publishes the batch when its window ends. */
   private readonly batchTimer = this.owned.add(new DisposableSlot());
 
-  constructor(private readonly port: MessagePort) {
+  constructor(
+    private readonly port: MessagePort,
+    private readonly lineEnds: LiveLineEnds = 'lf',
+  ) {
     super();
     const onResume = (message: LiveOutputResume): void => {
       const ring = this.ring;
@@ -93,6 +102,11 @@ export class LiveOutputPublisher extends DisposableOwner {
     if (this.enabled) this.push('\r', true, 1);
   }
 
+  /** Text as written (an `as-written` publisher: the raw channel). */
+  raw(data: string): void {
+    if (this.enabled) this.push(data, false, data.length);
+  }
+
   /** Publishes what is pending and stops; idempotent. */
   override dispose(): void {
     if (this.disposed) return;
@@ -103,10 +117,25 @@ export class LiveOutputPublisher extends DisposableOwner {
     this.port.close();
   }
 
-  /** `subscriberChars`: what `s` is to subscribers, -1 to count it (CRLF is one character to them). */
+  /** The batch as the ring's payload. */
+  private encode(parts: string[]): { payload: Uint8Array; ascii: boolean } {
+    if (this.lineEnds === 'lf')
+      return { payload: utf8WithoutCrlf(parts, this.batchAscii), ascii: this.batchAscii };
+    const text = parts.length === 1 ? parts[0]! : parts.join('');
+    const payload = Buffer.from(text, 'utf8');
+    // One byte per character only when every character is ASCII: then the host copies, not decodes.
+    return { payload, ascii: payload.length === text.length };
+  }
+
+  /** What `s` is to subscribers, in characters (on the live plane CRLF is one character to them). */
+  private subscriberChars(s: string): number {
+    return this.lineEnds === 'lf' ? s.length - crlfCount(s) : s.length;
+  }
+
+  /** `subscriberChars`: what `s` is to subscribers, -1 to count it (see {@link subscriberChars}). */
   private push(s: string, ascii: boolean, subscriberChars: number): void {
     if (this.paused && !this.resumeIfRead()) {
-      this.dropped += subscriberChars >= 0 ? subscriberChars : s.length - crlfCount(s);
+      this.dropped += subscriberChars >= 0 ? subscriberChars : this.subscriberChars(s);
       return;
     }
     this.parts.push(s);
@@ -129,13 +158,14 @@ export class LiveOutputPublisher extends DisposableOwner {
     const ring = this.ring;
     if (this.disposed || ring === undefined || (this.batchChars === 0 && this.dropped === 0)) return;
     const parts = this.parts.length <= MAX_BATCH_PARTS ? this.parts : [this.parts.join('')];
-    if (ring.append(utf8WithoutCrlf(parts, this.batchAscii), this.batchAscii, this.dropped)) {
+    const { payload, ascii } = this.encode(parts);
+    if (ring.append(payload, ascii, this.dropped)) {
       this.dropped = 0;
       if (ring.claimWake()) this.post({ type: 'output' });
       if (ring.unread() >= LIVE_HIGH_WATERMARK_BYTES) this.pause(ring);
     } else {
       // No room (the host is behind): the batch is dropped, and counted.
-      for (const part of parts) this.dropped += part.length - crlfCount(part);
+      for (const part of parts) this.dropped += this.subscriberChars(part);
       this.pause(ring);
     }
     this.resetBatch();

@@ -33,11 +33,14 @@
  * them, in stream order with the replies (`markersParsed`, and the count passed with each reply), so
  * the session can tell whether a marker follows a query (reply-gate.ts).
  */
+import xtermSerialize from '@xterm/addon-serialize';
 import xtermHeadless, {
   type ITerminalInitOnlyOptions,
   type ITerminalOptions,
   type Terminal,
 } from '@xterm/headless';
+import { TerminalError } from '../../shared/errors.js';
+import type { TerminalSnapshot } from '../../shared/types.js';
 import type { LineFeeds } from '../output/line-feeds.js';
 import { CarriageReturnCollapser } from './carriage-return-collapse.js';
 import { FrameCollapser } from './cursor-up-frame-collapse.js';
@@ -181,6 +184,12 @@ function isDecimalParameter(code: number): boolean {
 
 const CR = 0x0d;
 
+/** The @xterm/headless version whose internals this file reads (named in errors when they changed). */
+const XTERM_VERSION = '6.0.0';
+
+/** How @xterm/addon-serialize starts the alternate screen in what it serializes. */
+const ALTERNATE_SCREEN_START = '\x1b[?1049h\x1b[H';
+
 /** xterm's parser state while it is between sequences (`ParserState.GROUND`). */
 const PARSER_GROUND = 0;
 
@@ -268,6 +277,11 @@ interface XtermInternals {
   /** Parses at once (xterm's write buffer must be idle: no `write()` of ours in flight). */
   writeSync: (data: string) => void;
   /**
+   * Parses now what xterm's write buffer still holds (our one write in flight), calling its callback,
+   * so the terminal is idle afterwards. Undefined when the buffer's shape was not found.
+   */
+  drainWrites: (() => void) | undefined;
+  /**
    * The character set mapping printed characters (`charset`, undefined for the default one). Optional:
    * without it only the carriage-return collapse is off.
    */
@@ -297,12 +311,46 @@ function reachInternals(terminal: Terminal): XtermInternals | undefined {
   if (typeof writeSync !== 'function') return undefined;
   const charsetService = core?._charsetService as { glevel?: unknown; charset?: unknown } | undefined;
   const charsets = typeof charsetService?.glevel === 'number' ? charsetService : undefined;
+  const sync = (data: string) => writeSync.call(core, data);
   return {
     parser,
     buffers,
-    writeSync: (data: string) => writeSync.call(core, data),
+    writeSync: sync,
+    drainWrites: writeBufferDrain(core?._writeBuffer, sync),
     charsets,
   } as XtermInternals;
+}
+
+/**
+ * xterm 6's `WriteBuffer`: `_writeBuffer[i]` with its callback `_callbacks[i]`; entries before
+ * `_bufferOffset` are parsed already but stay in the arrays when an asynchronous parse slice ran out of
+ * time, and `_pendingData` counts what is unparsed. The drain takes the unparsed entries out (the
+ * buffer is then empty, and the parse slice xterm has scheduled finds nothing to do), parses each with
+ * a sync write and calls its callback, in order.
+ */
+function writeBufferDrain(writeBuffer: unknown, sync: (data: string) => void): (() => void) | undefined {
+  const buffer = writeBuffer as Partial<Record<string, unknown>> | undefined;
+  if (!Array.isArray(buffer?._writeBuffer) || !Array.isArray(buffer._callbacks)) return undefined;
+  if (typeof buffer._bufferOffset !== 'number' || typeof buffer._pendingData !== 'number') return undefined;
+  const state = buffer as {
+    _writeBuffer: string[];
+    _callbacks: ((() => void) | undefined)[];
+    _bufferOffset: number;
+    _pendingData: number;
+  };
+  return () => {
+    const offset = Math.min(state._bufferOffset, state._writeBuffer.length);
+    const chunks = state._writeBuffer.slice(offset);
+    const callbacks = state._callbacks.slice(offset);
+    state._writeBuffer.length = 0;
+    state._callbacks.length = 0;
+    state._bufferOffset = 0;
+    state._pendingData = 0;
+    chunks.forEach((chunk, index) => {
+      sync(chunk);
+      callbacks[index]?.();
+    });
+  };
 }
 
 /**
@@ -451,6 +499,14 @@ export class TerminalReplier {
   private writing = false;
   /** Set while `feed()` plans from an idle state: small writes then parse synchronously. */
   private parseNow = false;
+  /** Set while {@link flushSync} parses everything: every write then parses synchronously. */
+  private parseAll = false;
+  /** Set while {@link flushSync} drains xterm's write buffer: `onWritten` must not plan meanwhile. */
+  private drainingWrites = false;
+  /** DECTCEM as parsed (xterm has no public reading of it): whether the cursor is shown. */
+  private cursorVisible = true;
+  /** Serializes the terminal for {@link snapshot}; loaded on first use (only a viewer needs it). */
+  private serializer: InstanceType<typeof xtermSerialize.SerializeAddon> | undefined;
   /**
    * {@link lineFeedsForSkip} as last computed, while `skipStateKnown`. The terminal's state changes only
    * through a write or a resize, and both clear it (it is read only while no write is active).
@@ -487,6 +543,7 @@ export class TerminalReplier {
     this.replyTo = options.reply;
     this.onReplyError = options.onReplyError;
     this.terminal.onData((data) => this.emit(data));
+    this.trackCursorVisibility();
     const { isPromptMarker, onPromptMarker } = options;
     if (isPromptMarker !== undefined) {
       this.terminal.parser.registerOscHandler(PROMPT_MARKER_OSC, (payload) => {
@@ -878,7 +935,8 @@ export class TerminalReplier {
     this.counters.parserWrites += 1;
     this.counters.charsParsed += input.length;
     this.skipStateKnown = false;
-    const parseNow = this.parseNow && input.length <= SYNC_PARSE_MAX_CHARS && !mayReply(input);
+    const parseNow =
+      this.parseAll || (this.parseNow && input.length <= SYNC_PARSE_MAX_CHARS && !mayReply(input));
     if (parseNow && this.internals !== undefined) {
       this.internals.writeSync(input); // `writing` stays false: pump() goes on with what is left
       return;
@@ -891,6 +949,7 @@ export class TerminalReplier {
     // After dispose the callback still arrives (xterm parses what it had queued); nothing to do then.
     if (this.disposed) return;
     this.writing = false;
+    if (this.drainingWrites) return; // flushSync plans what is left once the drain returned
     this.pump();
     this.settleBacklogWaiters();
   }
@@ -1018,6 +1077,123 @@ export class TerminalReplier {
       );
     }
     return { lines, cursor: { row: buffer.cursorY, col: Math.min(buffer.cursorX, this.terminal.cols - 1) } };
+  }
+
+  /**
+   * Parses everything fed so far now, held plain output included, so the terminal's state is that of
+   * the stream's end (what {@link snapshot} serializes). Replies it makes are offered as any others.
+   * Synchronous: no output can be fed in between. Throws INTERNAL when xterm's write buffer is not
+   * the shape this version knows (a snapshot would be of an unknown point of the stream).
+   */
+  flushSync(): void {
+    if (this.disposed) return;
+    const internals = this.internals;
+    if (internals?.drainWrites === undefined) {
+      throw new TerminalError(
+        'INTERNAL',
+        `cannot parse the terminal's pending output at once: @xterm/headless ${XTERM_VERSION} internals changed`,
+      );
+    }
+    if (this.scheduled !== undefined) clearImmediate(this.scheduled);
+    this.scheduled = undefined;
+    this.parseAll = true;
+    try {
+      if (this.writing) {
+        this.drainingWrites = true;
+        try {
+          internals.drainWrites();
+        } finally {
+          this.drainingWrites = false;
+        }
+      }
+      this.pump();
+      if (!this.held.isEmpty) {
+        const held = this.held.take();
+        this.plan(held.text, 0, held.plainLength, held.firstSequence, true);
+        this.pump();
+      }
+    } finally {
+      this.parseAll = false;
+    }
+    this.settleBacklogWaiters();
+  }
+
+  /**
+   * Whether xterm's parser is between sequences: a snapshot taken now is a point a fresh terminal can
+   * continue from (inside a sequence it would miss the sequence's start). Exact after {@link flushSync}.
+   */
+  get atGround(): boolean {
+    return this.internals !== undefined && this.internals.parser.currentState === PARSER_GROUND;
+  }
+
+  /**
+   * The terminal serialized (SPEC §2) at the end of what was fed: call {@link flushSync} first. Throws
+   * SESSION_CLOSED after {@link dispose}.
+   */
+  snapshot(): TerminalSnapshot {
+    if (this.disposed) throw new TerminalError('SESSION_CLOSED', 'the terminal is closed');
+    if (this.serializer === undefined) {
+      this.serializer = new xtermSerialize.SerializeAddon();
+      this.terminal.loadAddon(this.serializer);
+    }
+    const { terminal } = this;
+    const buffer = terminal.buffer.active;
+    const lines: string[] = [];
+    for (let y = 0; y < terminal.rows; y++) {
+      lines.push(
+        buffer
+          .getLine(buffer.viewportY + y)
+          ?.translateToString(true)
+          .trimEnd() ?? '',
+      );
+    }
+    // The addon redraws cells, attributes, modes, the alternate screen and the cursor's place, not
+    // whether the cursor is shown. It draws the alternate screen as if its first cell started from
+    // default attributes, but writes the current attributes just before switching: they are reset
+    // where the alternate screen begins (a cell's text never holds an ESC, so the first switch is
+    // the addon's own).
+    const serialized = this.serializer
+      .serialize({ scrollback: 0 })
+      .replace(ALTERNATE_SCREEN_START, `${ALTERNATE_SCREEN_START}\x1b[0m`);
+    const ansi = serialized + (this.cursorVisible ? '' : '\x1b[?25l');
+    return {
+      rows: terminal.rows,
+      cols: terminal.cols,
+      ansi,
+      lines,
+      cursor: {
+        row: buffer.cursorY,
+        col: Math.min(buffer.cursorX, terminal.cols - 1),
+        visible: this.cursorVisible,
+      },
+      alternateScreen: buffer.type === 'alternate',
+      modes: {
+        applicationCursorKeys: terminal.modes.applicationCursorKeysMode,
+        bracketedPaste: terminal.modes.bracketedPasteMode,
+      },
+    };
+  }
+
+  /**
+   * Follows DECTCEM (`CSI ? 25 h/l`) and the resets that show the cursor (RIS, DECSTR) through public
+   * parser hooks that let xterm's own handling run too (they return false).
+   */
+  private trackCursorVisibility(): void {
+    const { parser } = this.terminal;
+    const mode = (visible: boolean) => (params: (number | number[])[]) => {
+      if (params.includes(25)) this.cursorVisible = visible;
+      return false;
+    };
+    parser.registerCsiHandler({ prefix: '?', final: 'h' }, mode(true));
+    parser.registerCsiHandler({ prefix: '?', final: 'l' }, mode(false));
+    parser.registerCsiHandler({ intermediates: '!', final: 'p' }, () => {
+      this.cursorVisible = true;
+      return false;
+    });
+    parser.registerEscHandler({ final: 'c' }, () => {
+      this.cursorVisible = true;
+      return false;
+    });
   }
 
   private settleWaiters(): void {

@@ -47,6 +47,8 @@ export default async function runSessionTask(data: SessionTaskData): Promise<Ses
     resize: async (size) => session.resize(size),
     setLiveOutput: async (enabled) => session.setLiveOutput(enabled),
     writePersonInput: (data) => session.writePersonInput(data),
+    openRaw: (port) => session.openRaw(port),
+    snapshot: async () => session.snapshot(),
     close: (reason, graceMs) => session.close(reason, graceMs),
   };
   // Only a session of an engine made through the internal test entry can be told to crash its thread.

@@ -57,13 +57,15 @@ async function lines(session: TerminalSession, text: string): Promise<string[]> 
 }
 
 describe('a closed session leaves nothing on its engine thread', () => {
-  it('after sends, a cancel, a terminal query, live output and a close with a send in flight', async () => {
+  it('after sends, a cancel, a terminal query, live and raw output and a close with a send in flight', async () => {
     const engine = await testingEngine({ threads: 1 });
     const before = await steadyState(engine);
     expect(before.ownedResources).toEqual({});
     const session = await engine.spawn();
     const received: string[] = [];
     const subscription = session.onOutput((chunk) => received.push(chunk.text));
+    const rawReceived: string[] = [];
+    const rawView = await session.openRaw((chunk) => rawReceived.push(chunk.data));
     expect(await lines(session, 'echo ok-$((6*7))')).toContain('ok-42');
     // A query answered by the terminal (the reply gate holds and checks it), then a cancelled job.
     const answered = await lines(
@@ -82,9 +84,11 @@ describe('a closed session leaves nothing on its engine thread', () => {
       return (held['send deadline'] ?? 0) > 0 && (held['pty data listener'] ?? 0) > 0;
     });
     await until('live output arrived', () => received.join('').includes('ok-42'));
+    await until('raw output arrived', () => rawReceived.join('').includes('ok-42'));
     await session.close();
     expect((await inFlight.done).waitReason).toBe('session_exit');
     subscription.dispose();
+    rawView.dispose();
     const after = await settledBack(engine, before);
     expect(after.ownedResources).toEqual(before.ownedResources);
     expect(after.activeResources).toEqual(before.activeResources);
