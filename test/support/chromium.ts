@@ -6,7 +6,9 @@ import { existsSync } from 'node:fs';
 import { it } from 'vitest';
 
 /** Where the distribution's package installs the browser. */
-export const CHROMIUM_PATH = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path));
+export const CHROMIUM_PATH = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) =>
+  existsSync(path),
+);
 
 /** `it` for tests that need a real browser; prints the notice once per test file when it is missing. */
 export function chromiumIt(suite: string): typeof it {

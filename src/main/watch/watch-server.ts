@@ -109,7 +109,8 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
       'x-content-type-options': 'nosniff',
       'x-frame-options': 'DENY',
       'referrer-policy': 'no-referrer',
-      'content-security-policy': `default-src 'self'; connect-src 'self' ws://${host}; frame-ancestors 'none'`,
+      // Scripts only from the package; xterm's renderer writes its theme as inline styles.
+      'content-security-policy': `default-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self' ws://${host}; frame-ancestors 'none'`,
     });
     response.end(asset.body);
   }

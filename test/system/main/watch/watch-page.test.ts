@@ -28,7 +28,13 @@ afterEach(async () => {
 
 /** The screen of session `id` as the page's xterm shows it. */
 function screenOf(page: Page, id: string): Promise<string> {
-  return page.evaluate((sid) => (globalThis as never as { agentPtyWatch: { screenText(id: string): string } }).agentPtyWatch.screenText(sid) ?? '', id);
+  return page.evaluate(
+    (sid) =>
+      (globalThis as never as { agentPtyWatch: { screenText(id: string): string } }).agentPtyWatch.screenText(
+        sid,
+      ) ?? '',
+    id,
+  );
 }
 
 async function screenShows(page: Page, id: string, pattern: RegExp): Promise<void> {
@@ -40,6 +46,7 @@ async function holdState(page: Page, id: string): Promise<string> {
 }
 
 async function click(page: Page, id: string, button: string): Promise<void> {
+  await page.bringToFront(); // a background tab's clicks wait for it to be painted
   await page.waitForSelector(`[data-session="${id}"] .${button}:not([hidden])`);
   await page.click(`[data-session="${id}"] .${button}`);
 }
@@ -52,7 +59,11 @@ browserIt(
     server = await startWatchServer({ engine, recordingsDir: '/nonexistent' });
     // Output before any viewer: a late viewer starts from the snapshot.
     await session.startSend({ text: 'echo before-$((6*7))' }).done;
-    browser = await puppeteer.launch({ executablePath: CHROMIUM_PATH!, args: chromiumArgs(), headless: true });
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM_PATH!,
+      args: chromiumArgs(),
+      headless: true,
+    });
     const page = await browser.newPage();
     await page.setViewport({ width: 1100, height: 760 });
     const response = await page.goto(server.url);
@@ -61,7 +72,13 @@ browserIt(
     await page.waitForSelector(`[data-session="${session.id}"]`);
     await screenShows(page, session.id, /^before-42$/m);
     // The page sized its terminal to the session's and never resized the pty.
-    expect(await page.evaluate((sid) => (globalThis as never as { agentPtyWatch: { size(id: string): unknown } }).agentPtyWatch.size(sid), session.id)).toEqual({ rows: 24, cols: 90 });
+    expect(
+      await page.evaluate(
+        (sid) =>
+          (globalThis as never as { agentPtyWatch: { size(id: string): unknown } }).agentPtyWatch.size(sid),
+        session.id,
+      ),
+    ).toEqual({ rows: 24, cols: 90 });
     // Live output.
     await session.startSend({ text: 'echo live-$((6*7))' }).done;
     await screenShows(page, session.id, /^live-42$/m);
@@ -72,13 +89,17 @@ browserIt(
     }).done;
     expect(asked.inputHidden).toBe(true);
     await click(page, session.id, 'take');
-    await until('the page holds the keyboard', async () => /you hold the keyboard/.test(await holdState(page, session.id)));
+    await until('the page holds the keyboard', async () =>
+      /you hold the keyboard/.test(await holdState(page, session.id)),
+    );
 
     // A second tab (same browser: the cookie) is refused the keyboard.
     const second = await browser.newPage();
     expect((await second.goto(server.pageUrl))?.status()).toBe(200);
     await second.waitForSelector(`[data-session="${session.id}"]`);
-    await until('the second tab sees the hold', async () => /held by another viewer/.test(await holdState(second, session.id)));
+    await until('the second tab sees the hold', async () =>
+      /held by another viewer/.test(await holdState(second, session.id)),
+    );
     await click(second, session.id, 'take');
     await until('the second tab is refused', async () =>
       /held by another viewer since/.test(
@@ -86,13 +107,19 @@ browserIt(
       ),
     );
     await click(second, session.id, 'force'); // forcing tells the first tab
-    await until('the forced take', async () => /you hold the keyboard/.test(await holdState(second, session.id)));
-    await until('the first tab is told', async () => /held by another viewer/.test(await holdState(page, session.id)));
+    await until('the forced take', async () =>
+      /you hold the keyboard/.test(await holdState(second, session.id)),
+    );
+    await until('the first tab is told', async () =>
+      /held by another viewer/.test(await holdState(page, session.id)),
+    );
+    await click(page, session.id, 'take');
     await click(page, session.id, 'force');
     await until('taken back', async () => /you hold the keyboard/.test(await holdState(page, session.id)));
 
     // The model's send waits while the person types the secret.
     const model = session.startSend({ text: 'echo model-$((6*7))', timeoutMs: 30_000 });
+    await page.bringToFront();
     await page.click(`[data-session="${session.id}"] .terminal`);
     await page.keyboard.type(SECRET);
     await page.keyboard.press('Enter');
@@ -104,13 +131,20 @@ browserIt(
     expect(result.waitReason).toBe('stdin_read');
     expect(result.viewport).toMatch(/^got 17 chars\s*$/m);
     expect(result.viewport).toMatch(/^model-42\s*$/m);
-    for (const text of [asked.viewport, result.viewport, JSON.stringify(result), await screenOf(page, session.id)]) {
+    for (const text of [
+      asked.viewport,
+      result.viewport,
+      JSON.stringify(result),
+      await screenOf(page, session.id),
+    ]) {
       expect(text).not.toContain(SECRET);
     }
 
     // Closing the holder's tab hands the keyboard back.
     await click(second, session.id, 'take');
-    await until('the second tab holds it', async () => /you hold the keyboard/.test(await holdState(second, session.id)));
+    await until('the second tab holds it', async () =>
+      /you hold the keyboard/.test(await holdState(second, session.id)),
+    );
     await expect(session.signal('SIGINT')).rejects.toMatchObject({ code: 'HUMAN_HOLDS' });
     await second.close();
     await until('the hold ended with the tab', async () => {
