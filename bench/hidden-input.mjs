@@ -32,9 +32,12 @@ for (const [name, viewport] of Object.entries(cases)) {
   const start = process.hrtime.bigint();
   let flagged = 0;
   for (let i = 0; i < settles; i++) {
-    if (verdicts.apply(results[i], results[i], () => readTerminalLocalFlags(fd)).inputHidden !== undefined) flagged++;
+    if (verdicts.apply(results[i], results[i], () => readTerminalLocalFlags(fd)).inputHidden !== undefined)
+      flagged++;
   }
   const perSettleUs = Number(process.hrtime.bigint() - start) / settles / 1000;
-  process.stdout.write(`${name}: ${perSettleUs.toFixed(2)} µs per settle (target ≤ 100 µs), ${flagged}/${settles} flagged\n`);
+  process.stdout.write(
+    `${name}: ${perSettleUs.toFixed(2)} µs per settle (target ≤ 100 µs), ${flagged}/${settles} flagged\n`,
+  );
 }
 term.kill('SIGKILL');

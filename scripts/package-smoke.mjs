@@ -189,12 +189,15 @@ async function main() {
       '-e',
       "const { watchAsset } = await import('./node_modules/agent-pty/dist/main/watch/watch-assets.js');" +
         "for (const p of ['/', '/assets/watch.js', '/assets/watch.css', '/assets/xterm.js', '/assets/xterm.css'])" +
-        " console.log(p, watchAsset(p)?.body.length ?? 0);",
+        ' console.log(p, watchAsset(p)?.body.length ?? 0);',
     ],
     { cwd: project },
   );
   check(
-    assets.trim().split('\n').every((line) => Number(line.split(' ')[1]) > 0),
+    assets
+      .trim()
+      .split('\n')
+      .every((line) => Number(line.split(' ')[1]) > 0),
     `every asset of the watch page is in the installed package (${assets})`,
   );
   pass('the watch page and @xterm/xterm are served from the installed copy');

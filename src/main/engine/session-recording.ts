@@ -11,7 +11,7 @@ import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { TerminalError } from '../../shared/errors.js';
-import type { RawChunk, RawView, TerminalSession, TerminalSnapshot } from '../../shared/types.js';
+import type { RawChunk, RawView, TerminalSession } from '../../shared/types.js';
 
 /** Only the session's user may read a recording (it holds everything the terminal showed). */
 const RECORDING_FILE_MODE = 0o600;
@@ -23,9 +23,6 @@ export function recordingsDirectory(env: NodeJS.ProcessEnv = process.env): strin
   const base = state !== undefined && isAbsolute(state) ? state : join(homedir(), '.local', 'state');
   return join(base, 'agent-pty', 'recordings');
 }
-
-/** A session with the raw channel (SPEC §2). */
-type RawSession = TerminalSession & { openRaw(listener: (chunk: RawChunk) => void): Promise<RawView> };
 
 /** A recording being written; `close()` once the session is gone. */
 export interface SessionRecording {
@@ -75,17 +72,27 @@ export async function startRecording(session: TerminalSession, path: string): Pr
     else write(chunk);
   };
   const write = (chunk: RawChunk): void => {
-    // A lag past the watermark lost output: the screen is drawn again from a fresh snapshot.
-    if (chunk.dropped > 0)
-      void (session as RawSession & { snapshot(): Promise<TerminalSnapshot> }).snapshot().then(
-        (snapshot) => event(`\x1bc${snapshot.ansi}`),
-        () => undefined,
-      );
-    event(chunk.data);
+    if (chunk.dropped === 0) {
+      event(chunk.data);
+      return;
+    }
+    // A lag past the watermark lost output: the screen is drawn again from a fresh snapshot. Chunks
+    // that reach this side before its reply are already in it (published before it was taken) and
+    // are left out; the two ports keep no common order, so the redraw is as close as the view gets.
+    early = [];
+    void session.snapshot().then(
+      (snapshot) => {
+        early = undefined;
+        event(`\x1bc${snapshot.ansi}`);
+      },
+      () => {
+        early = undefined; // the session is gone: nothing more to record
+      },
+    );
   };
   let view: RawView;
   try {
-    view = await (session as RawSession).openRaw(onChunk);
+    view = await session.openRaw(onChunk);
   } catch (error) {
     closeSync(fd);
     throw error;

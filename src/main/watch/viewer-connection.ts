@@ -4,20 +4,11 @@
  * types goes to the hold's `write` and nowhere else: no log, no echo from this side.
  */
 import type { WebSocket } from 'ws';
-import type {
-  KeyboardHold,
-  RawChunk,
-  RawView,
-  TerminalSession,
-  TerminalSnapshot,
-} from '../../shared/types.js';
+import type { KeyboardHold, RawChunk, RawView, TerminalSession } from '../../shared/types.js';
 import { parseViewerMessage, type ServerMessage, type ViewerMessage } from './watch-protocol.js';
 
-/** A session with the raw channel (SPEC §2). */
-export type RawSession = TerminalSession & {
-  openRaw(listener: (chunk: RawChunk) => void): Promise<RawView>;
-  snapshot(): Promise<TerminalSnapshot>;
-};
+/** A session as a viewer sees it: with the raw channel and `snapshot()` (SPEC §2). */
+export type RawSession = TerminalSession;
 
 /** What a viewer needs of the server. */
 export interface ViewerHost {

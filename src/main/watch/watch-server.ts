@@ -57,7 +57,7 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
   let nextViewer = 1;
   let port = 0;
   const sessionById = (id: string): RawSession | undefined =>
-    options.engine.sessions().find((session) => session.id === id) as RawSession | undefined;
+    options.engine.sessions().find((session) => session.id === id);
   const viewerHost: ViewerHost = {
     session: sessionById,
     holderOf: (id) => holders.get(id),
@@ -80,7 +80,10 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
 
   function serve(request: IncomingMessage, response: ServerResponse): void {
     const verdict = checkWatchRequest(request, port, token);
-    if (verdict.kind === 'refused') return refuse(response, verdict.reason);
+    if (verdict.kind === 'refused') {
+      refuse(response, verdict.reason);
+      return;
+    }
     if (verdict.kind === 'exchange') {
       // The token leaves the address bar (and the history) at once; the cookie carries it from now on.
       response.writeHead(303, {
@@ -96,7 +99,10 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
       return;
     }
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
-    if (path.startsWith('/recordings/')) return serveRecording(path.slice('/recordings/'.length), response);
+    if (path.startsWith('/recordings/')) {
+      serveRecording(path.slice('/recordings/'.length), response);
+      return;
+    }
     const asset = watchAsset(path);
     if (asset === undefined) {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');

@@ -23,7 +23,7 @@ const PRIVATE_FILE_MODE = 0o600;
 /** The per-user runtime directory of agent-pty (created 0700 when missing). */
 export function runtimeDirectory(env: NodeJS.ProcessEnv = process.env): string {
   const runtime = env.XDG_RUNTIME_DIR;
-  if (runtime !== undefined && runtime.startsWith('/')) return join(runtime, 'agent-pty');
+  if (runtime?.startsWith('/')) return join(runtime, 'agent-pty');
   return join('/tmp', `agent-pty-${process.getuid?.() ?? 0}`);
 }
 

@@ -24,7 +24,9 @@ afterEach(() => {
 
 /** The cast's header and events, each line parsed as JSON (throws if any is not). */
 function parseCast(file: string): { header: Record<string, unknown>; events: [number, string, string][] } {
-  const [first, ...rest] = readFileSync(file, 'utf8').split('\n').filter((line) => line !== '');
+  const [first, ...rest] = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '');
   return { header: JSON.parse(first!), events: rest.map((line) => JSON.parse(line)) };
 }
 
@@ -34,7 +36,8 @@ async function screenAfter(rows: number, cols: number, data: string[]): Promise<
   for (const chunk of data) await new Promise<void>((resolve) => terminal.write(chunk, resolve));
   const buffer = terminal.buffer.active;
   const lines: string[] = [];
-  for (let y = 0; y < rows; y++) lines.push(buffer.getLine(buffer.viewportY + y)?.translateToString(true) ?? '');
+  for (let y = 0; y < rows; y++)
+    lines.push(buffer.getLine(buffer.viewportY + y)?.translateToString(true) ?? '');
   terminal.dispose();
   return lines;
 }
@@ -67,9 +70,13 @@ it('writes asciicast v2 that replays to the final screen and holds no secret typ
   }
   const text = events.map(([, , data]) => data).join('');
   expect(text).not.toContain('open-sesame-7');
-  expect(text).not.toContain("\x1b]133;D;"); // the private marker is removed
+  expect(text).not.toContain('\x1b]133;D;'); // the private marker is removed
   expect(text).toContain('\x1b[1;31mred-');
-  const replayed = await screenAfter(20, 70, events.map(([, , data]) => data));
+  const replayed = await screenAfter(
+    20,
+    70,
+    events.map(([, , data]) => data),
+  );
   expect(replayed.map((line) => line.trimEnd())).toEqual(
     [...finalScreen, ...Array(20).fill('')].slice(0, 20).map((line) => line.trimEnd()),
   );
@@ -78,12 +85,18 @@ it('writes asciicast v2 that replays to the final screen and holds no secret typ
 it('puts `record: true` under $XDG_STATE_HOME/agent-pty/recordings, and refuses a relative path', async () => {
   process.env.XDG_STATE_HOME = dir;
   const engine = await testEngine({ disposeGraceMs: 300 });
-  await expect(engine.spawn({ record: 'relative.cast' as string })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  await expect(engine.spawn({ record: 'relative.cast' as string })).rejects.toMatchObject({
+    code: 'INVALID_ARGUMENT',
+  });
   const session = await engine.spawn({ record: true, name: 'build' });
   await session.startSend({ text: 'echo rec-$((6*7))' }).done;
   await session.close();
   const recordings = path.join(dir, 'agent-pty', 'recordings');
   const [file] = readdirSync(recordings);
   expect(file).toMatch(/-build\.cast$/);
-  expect(parseCast(path.join(recordings, file!)).events.map(([, , d]) => d).join('')).toContain('rec-42');
+  expect(
+    parseCast(path.join(recordings, file!))
+      .events.map(([, , d]) => d)
+      .join(''),
+  ).toContain('rec-42');
 });

@@ -7,9 +7,9 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { ptyBinding } from '../../../../dist/worker/pty/pty-binding.js';
 import { startWatchServer, type WatchServer } from '../../../../dist/main/watch/watch-server.js';
 import { writeWatchUrlFile } from '../../../../dist/main/watch/watch-url-file.js';
+import { ptyBinding } from '../../../../dist/worker/pty/pty-binding.js';
 import { testEngine } from '../../../support/engine.js';
 import { until } from '../../../support/until.js';
 
@@ -52,7 +52,10 @@ it('types into a getpass prompt from a real terminal, never resizes the session,
   });
   const exited = new Promise<number>((resolve) => term.onExit(({ exitCode }) => resolve(exitCode)));
   try {
-    await until('attach drew the screen and took the keyboard', () => /Password:/.test(output) && held() !== undefined);
+    await until(
+      'attach drew the screen and took the keyboard',
+      () => /Password:/.test(output) && held() !== undefined,
+    );
     expect(output).toContain('work is 24×80, this terminal 30×100 (not resized); Ctrl-] hands back');
     term.write('s3cret-value\r');
     await until('the program read it', () => /len 12/.test(output));

@@ -83,11 +83,17 @@ browserIt(
     await session.startSend({ text: 'echo live-$((6*7))' }).done;
     await screenShows(page, session.id, /^live-42$/m);
 
+    // Read-only until taken over: keys typed into the page reach nothing.
+    await page.click(`[data-session="${session.id}"] .terminal`);
+    await page.keyboard.type('echo sneaky-$((6*7))');
+    await page.keyboard.press('Enter');
+
     // The model reaches a password prompt: it is told, and a person takes over.
     const asked = await session.startSend({
       text: `python3 -c 'import getpass; s = getpass.getpass("Password: "); print("got", len(s), "chars")'`,
     }).done;
     expect(asked.inputHidden).toBe(true);
+    expect(asked.viewport).not.toContain('sneaky');
     await click(page, session.id, 'take');
     await until('the page holds the keyboard', async () =>
       /you hold the keyboard/.test(await holdState(page, session.id)),
@@ -163,4 +169,41 @@ browserIt(
     await stranger.close();
   },
   90_000,
+);
+
+browserIt(
+  "replays a closed session's recording to the screen it ended with",
+  async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(`${tmpdir()}/watch-replay-`);
+    try {
+      const engine = await testEngine({ disposeGraceMs: 300 });
+      const session = await engine.spawn({ record: `${dir}/build.cast`, rows: 12, cols: 60 });
+      await session.startSend({ text: 'printf "\\033[32mgreen-%s\\033[0m\\n" $((6*7))' }).done;
+      const finalLines = (await session.snapshot()).lines;
+      await session.close();
+      server = await startWatchServer({ engine, recordingsDir: dir });
+      browser = await puppeteer.launch({
+        executablePath: CHROMIUM_PATH!,
+        args: chromiumArgs(),
+        headless: true,
+      });
+      const page = await browser.newPage();
+      await page.goto(server.url);
+      await page.waitForSelector('#recordings .replay');
+      await page.click('#recordings .replay');
+      await page.waitForSelector('#replay[data-replayed="build.cast"]');
+      const replayed = await page.evaluate(() =>
+        (globalThis as never as { agentPtyWatch: { replayText(): string } }).agentPtyWatch.replayText(),
+      );
+      expect(replayed.split('\n').map((line) => line.trimEnd())).toEqual(
+        [...finalLines, ...Array(12).fill('')].slice(0, 12).map((line) => line.trimEnd()),
+      );
+      expect(replayed).toMatch(/^green-42$/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+  60_000,
 );
