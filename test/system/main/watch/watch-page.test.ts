@@ -4,7 +4,8 @@
  * refused the keyboard; closing the holder's tab hands back; a browser without the cookie gets 403;
  * the page never resizes the pty; and the model's results never contain the secret.
  */
-import { mkdirSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterEach, expect } from 'vitest';
 import { startWatchServer, type WatchServer } from '../../../../dist/main/watch/watch-server.js';
@@ -13,7 +14,14 @@ import { type TerminalSession, testEngine } from '../../../support/engine.js';
 import { until } from '../../../support/until.js';
 
 const browserIt = chromiumIt('watch page browser');
-const SCREENSHOT = new URL('../../../../docs/watch-page.png', import.meta.url).pathname;
+/**
+ * Where the test's screenshot goes: docs/watch-page.png when asked (`UPDATE_WATCH_SCREENSHOT=1`, how the
+ * committed one was made), else a temporary file, so a run leaves the tracked tree alone.
+ */
+const SCREENSHOT =
+  process.env.UPDATE_WATCH_SCREENSHOT === '1'
+    ? new URL('../../../../docs/watch-page.png', import.meta.url).pathname
+    : `${tmpdir()}/agent-pty-watch-page-${process.pid}.png`;
 const SECRET = 'hunter2-swordfish';
 
 let browser: Browser | undefined;
@@ -130,8 +138,15 @@ browserIt(
     await page.keyboard.type(SECRET);
     await page.keyboard.press('Enter');
     await screenShows(page, session.id, /^got 17 chars$/m);
-    mkdirSync(new URL('../../../../docs/', import.meta.url).pathname, { recursive: true });
+    // The list says the agent's send is waiting (busy) while the person holds the keyboard.
+    await until('the page lists the session busy', async () =>
+      /busy: the agent is waiting/.test(
+        await page.$eval(`[data-session="${session.id}"] .facts`, (el) => el.textContent ?? ''),
+      ),
+    );
     await page.screenshot({ path: SCREENSHOT });
+    expect(readFileSync(SCREENSHOT).subarray(1, 4).toString()).toBe('PNG');
+    if (process.env.UPDATE_WATCH_SCREENSHOT !== '1') rmSync(SCREENSHOT);
     await click(page, session.id, 'release');
     const result = await model.done;
     expect(result.waitReason).toBe('stdin_read');
@@ -174,8 +189,7 @@ browserIt(
 browserIt(
   "replays a closed session's recording to the screen it ended with",
   async () => {
-    const { mkdtempSync, rmSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
+    const { mkdtempSync } = await import('node:fs');
     const dir = mkdtempSync(`${tmpdir()}/watch-replay-`);
     try {
       const engine = await testEngine({ disposeGraceMs: 300 });

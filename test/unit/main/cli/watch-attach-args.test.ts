@@ -3,13 +3,19 @@
  * [--force]` (SPEC §13): what they take, and a clear refusal of anything else.
  */
 import { expect, it } from 'vitest';
-import { parseAttachOptions } from '../../../../src/main/cli/attach-command.js';
 import { parseCliArgs } from '../../../../src/main/cli/args.js';
+import { parseAttachOptions } from '../../../../src/main/cli/attach-command.js';
 import { parseWatchOptions } from '../../../../src/main/cli/watch-command.js';
 
 it('routes watch and attach to their own parsers, their values never taken for a command', () => {
-  expect(parseCliArgs(['watch', '--port', '8080'])).toEqual({ command: 'watch', watchArgs: ['--port', '8080'] });
-  expect(parseCliArgs(['--socket', 'mcp', 'watch'])).toEqual({ command: 'watch', watchArgs: ['--socket', 'mcp'] });
+  expect(parseCliArgs(['watch', '--port', '8080'])).toEqual({
+    command: 'watch',
+    watchArgs: ['--port', '8080'],
+  });
+  expect(parseCliArgs(['--socket', 'mcp', 'watch'])).toEqual({
+    command: 'watch',
+    watchArgs: ['--socket', 'mcp'],
+  });
   expect(parseCliArgs(['attach', 'build'])).toEqual({ command: 'attach', attachArgs: ['build'] });
   expect(parseCliArgs(['watch', '--help'])).toEqual({ command: 'help', topic: 'watch' });
 });
