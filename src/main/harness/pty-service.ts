@@ -7,6 +7,7 @@
  */
 
 import { describeError, TerminalBackendCleanupError, TerminalError } from '../../shared/errors.js';
+import { RetryableAttempt } from '../../shared/retryable-attempt.js';
 import { LIMITS_UNKNOWN } from '../../shared/session-limits.js';
 import { assertSignalName } from '../../shared/signals.js';
 import type {
@@ -168,8 +169,8 @@ interface SessionRecord {
   readonly type: string;
   readonly world: string | undefined;
   readonly session: TerminalSession;
-  /** The close in progress; cleared when it fails, so a failed close is never cached. */
-  closing: Promise<void> | undefined;
+  /** The close in progress or done; a failed close is forgotten, so a later kill retries. */
+  readonly closing: RetryableAttempt<void>;
 }
 
 interface Reservation {
@@ -229,7 +230,7 @@ export function createPtyService(): PtyService {
 
   function lookupOpen(owner: string, id: string): SessionRecord {
     const record = lookup(owner, id);
-    if (record.closing !== undefined) {
+    if (record.closing.started) {
       throw new TerminalError('SESSION_CLOSED', `PTY session ${id} is closing`);
     }
     return record;
@@ -247,7 +248,7 @@ export function createPtyService(): PtyService {
       shell: session.dialect,
       status,
       ...(session.sandbox === undefined ? {} : { sandbox: session.sandbox }),
-      closing: record.closing !== undefined,
+      closing: record.closing.started,
     };
   }
 
@@ -257,18 +258,12 @@ export function createPtyService(): PtyService {
     reason: string,
     options: CloseOptions = {},
   ): { shared: boolean; done: Promise<void> } {
-    if (record.closing !== undefined) return { shared: true, done: record.closing };
-    const done = record.session.close(reason, options).then(
-      () => {
-        records.delete(record.id);
-      },
-      (error: unknown) => {
-        record.closing = undefined;
-        throw error;
-      },
-    );
-    record.closing = done;
-    return { shared: false, done };
+    const shared = record.closing.started;
+    const done = record.closing.run(async () => {
+      await record.session.close(reason, options);
+      records.delete(record.id);
+    });
+    return { shared, done };
   }
 
   async function closeAll(
@@ -397,7 +392,14 @@ export function createPtyService(): PtyService {
           throw abortReason;
         }
         const id = `${backend.type}${ID_SEPARATOR}${nextId++}`;
-        const record: SessionRecord = { id, owner, type: backend.type, world, session, closing: undefined };
+        const record: SessionRecord = {
+          id,
+          owner,
+          type: backend.type,
+          world,
+          session,
+          closing: new RetryableAttempt<void>(),
+        };
         records.set(id, record);
         return {
           sessionId: id,
