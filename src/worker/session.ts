@@ -1,8 +1,8 @@
 /**
  * One terminal session inside an engine thread (or inline on the host thread, for the benchmark
- * baseline): the pty child, the output pipeline (replier → sanitizer → scrollback / send / live
- * stream), the send slot, signals and teardown. Where a byte enters: `onData`. Where readiness is
- * decided: `send-operation.ts`. Where a process dies: `close()` → `teardown.ts`.
+ * baseline): the composition of the pty child, its output pipeline (output-pipeline.ts), the send slot
+ * and containment, with signals and teardown. Where a byte enters: `OutputPipeline.write`. Where
+ * readiness is decided: `send-operation.ts`. Where a process dies: `close()` → `teardown.ts`.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
@@ -20,6 +20,7 @@ import {
   type SessionLaunchSpec,
   type ShellPlan,
 } from '../shared/protocol.js';
+import { RetryableAttempt } from '../shared/retryable-attempt.js';
 import { unenforcedLimits } from '../shared/session-limits.js';
 import { assertSignalName } from '../shared/signals.js';
 import { assertTerminalSize } from '../shared/terminal-size.js';
@@ -44,14 +45,9 @@ import { buildShellEnvironment, SESSION_TERM } from './containment/environment.j
 import type { CgroupPlacement, SessionCgroups } from './containment/session-cgroups.js';
 import { teardownProcessTree } from './containment/teardown.js';
 import { TeardownFaults } from './containment/teardown-faults.js';
-import { LineFeeds } from './output/line-feeds.js';
-import { LineRing } from './output/line-ring.js';
-import { LineTextKind, lineTextKind } from './output/line-text.js';
 import type { LiveOutputPublisher } from './output/live-output.js';
-import { OutputModel } from './output/output-model.js';
-import { type OutputMark, OutputWindow } from './output/output-window.js';
-import { RawChannel } from './output/raw-channel.js';
-import { OutputSanitizer, type SanitizerSink } from './output/sanitizer.js';
+import type { OutputMark } from './output/output-window.js';
+import { OutputPipeline } from './output-pipeline.js';
 import { verifiedForegroundGroup } from './proc/foreground-group.js';
 import { findByNamespacePid, identityOf, readProcStat } from './proc/proc-probe.js';
 import { type ForegroundSample, sampleForeground, type ThreadWait } from './proc/stdin-wait.js';
@@ -61,30 +57,17 @@ import { PtyInputWriter, type WriteOutcome } from './pty/pty-input-writer.js';
 import { type DrainOutcome, nodePtyReadStream, PtyOutputDrain } from './pty/pty-output-drain.js';
 import { readTerminalLocalFlags, type TerminalLocalFlags } from './pty/terminal-local-flags.js';
 import { HiddenInputVerdicts } from './readiness/hidden-input.js';
-import { PrivateMarkerFilter } from './readiness/private-marker-filter.js';
-import { createNonce, parseOwnedMarker } from './readiness/prompt-marker.js';
-import { type PromptCandidate, PromptTracker } from './readiness/prompt-tracker.js';
+import { createNonce } from './readiness/prompt-marker.js';
+import type { PromptCandidate } from './readiness/prompt-tracker.js';
 import type { ShellIdentity } from './readiness/readiness.js';
 import { type SendContext, SendOperation } from './readiness/send-operation.js';
 import { NOTHING_TO_WRITE, planSend } from './readiness/send-request.js';
 import { ReplyGate } from './replies/reply-gate.js';
-import { TerminalReplier } from './replies/terminal-replier.js';
 import { dialectNamed } from './shell/registry.js';
 import type { ShellDialect, ShellInstallation, StartupPhase } from './shell/shell-dialect.js';
 
 /** How long close waits for node-pty's exit event after the tree is gone (it follows the socket close). */
 const EXIT_EVENT_WAIT_MS = 2_000;
-/** Small reads are joined up to this size; a larger read is processed alone (see `processOutput`). */
-const PROCESS_SLICE_CHARS = 4 * 1024;
-/**
- * Output read but not yet processed (pending reads plus the replier's unparsed backlog), in characters,
- * at most before reading pauses. xterm parses text without line feeds at ~13 MB/s here while a pty
- * delivers it several times faster; without this bound the difference queued up (17 M characters of
- * backlog for 50 MB of such text, 33 M for random bytes). Paused, the writer blocks in the kernel.
- */
-const MAX_UNPROCESSED_OUTPUT_CHARS = 1024 * 1024;
-/** Reading resumes once the backlog fell to this: enough left to keep the parser busy meanwhile. */
-const RESUME_READING_AT_CHARS = MAX_UNPROCESSED_OUTPUT_CHARS / 4;
 /** O_CLOEXEC as `/proc/<pid>/fdinfo` prints it (octal `flags:` field): set on the master of the patched fork. */
 const FDINFO_CLOEXEC = 0o2000000;
 /** O_NONBLOCK in the same field: node-pty sets it on the master, and the writer relies on it to write synchronously. */
@@ -93,12 +76,6 @@ const FDINFO_NONBLOCK = 0o4000;
 const LAUNCHER_PLATFORM = process.platform === 'linux';
 /** Why a session without a cgroup placement (the inline benchmark baseline) has no limits. */
 const NO_PLACEMENT_REASON = 'this session runs outside an engine thread: no cgroups were prepared';
-/**
- * How long a raw subscription waits for the stream to reach a point between escape sequences (where
- * its snapshot is exact) before it starts where the stream stands: a program that stopped in the
- * middle of a sequence would otherwise keep a viewer waiting for output that may never come.
- */
-const RAW_OPEN_WAIT_MS = 250;
 /** Whether the `/proc` wait probes work on this platform (the exact tier of SPEC §4.2). */
 const EXACT_TIER = process.platform === 'linux' && waitSyscallTable(process.arch) !== undefined;
 
@@ -126,38 +103,11 @@ export class SessionCore extends DisposableOwner {
   private readonly dialect: ShellDialect;
   /** What the dialect prepared for this session (`plan()`); disposed by close. */
   private installation: ShellInstallation | undefined;
-  private readonly scrollback: LineRing;
-  private readonly outputWindow: OutputWindow;
-  /** Prompt evidence, fed all the time so a wait-only send sees a prompt that arrived between sends. */
-  private readonly prompt: PromptTracker;
+  /** Everything that happens to a byte after the pty hands it over. */
+  private readonly pipeline: OutputPipeline;
   /** Where the previous result's output ended (continuity of output, SPEC §4.2). */
   private resultCursor: OutputMark;
-  /** What a person would see (SPEC §4.3): the live region over the scrollback. */
-  private readonly outputModel: OutputModel;
-  private pendingOutput: string[] = [];
-  /** Characters in `pendingOutput`. */
-  private pendingChars = 0;
-  /** Reading from the pty is paused until the backlog shrinks (see MAX_UNPROCESSED_OUTPUT_CHARS). */
-  private readingPaused = false;
-  /** A look at the replier's backlog is scheduled (see `awaitReplierBacklog`). */
-  private awaitingReplier = false;
-  private outputScheduled = false;
-  /**
-   * The scheduled turn of output processing. Registered once, for the session's life, rather than once
-   * per read: a flood schedules ~20 000 turns a second, and a registration each cost ~0.45 µs more than
-   * a bare `setImmediate` (about 1 % of the thread's time in a flood).
-   */
-  private outputTurn: NodeJS.Immediate | undefined;
-  /** Where the line feeds of the chunk being processed are (filled by its line-text scan). */
-  private readonly lineFeeds = new LineFeeds();
-  private readonly sanitizer: OutputSanitizer;
-  private readonly sink: SanitizerSink;
-  /** The raw channel's subscribers (SPEC §2); costs nothing while there are none. */
-  private readonly raw: RawChannel;
-  /** Raw subscriptions waiting for a point of the stream where their snapshot is exact. */
-  private rawOpenings: RawOpening[] = [];
   private term: IPty | undefined;
-  private replier: TerminalReplier | undefined;
   private replyGate: ReplyGate | undefined;
   private writer: PtyInputWriter | undefined;
   private outputDrain: PtyOutputDrain | undefined;
@@ -184,35 +134,37 @@ export class SessionCore extends DisposableOwner {
   private closing = false;
   /** When the replier last wrote a terminal reply (readiness gives the reader time to take it). */
   private lastReplyAt = Number.NEGATIVE_INFINITY;
-  private closeAttempt: Promise<SessionOutcome> | undefined;
+  private readonly closeAttempt = new RetryableAttempt<SessionOutcome>();
   /** Planned teardown failures (tests only, through the internal test entry). */
   private readonly teardownFaults: TeardownFaults | undefined;
   private resolveFinished!: (outcome: SessionOutcome) => void;
 
   constructor(
     private readonly spec: SessionLaunchSpec,
-    private readonly live?: LiveOutputPublisher,
+    live?: LiveOutputPublisher,
     /** Where this thread creates session cgroups; without it, no limits and process-tree teardown. */
     private readonly placement?: CgroupPlacement,
   ) {
     super();
-    if (live !== undefined) this.owned.add(live);
-    this.owned.own('output processing', () => clearImmediate(this.outputTurn));
-    this.raw = this.owned.add(new RawChannel(new PrivateMarkerFilter(this.nonce)));
-    this.owned.own('raw openings', () => this.failRawOpenings());
     const { config } = spec;
-    this.scrollback = new LineRing({ maxLines: config.scrollbackLines, maxBytes: config.scrollbackMaxBytes });
-    this.outputModel = new OutputModel({
-      rows: spec.rows,
-      cols: spec.cols,
-      ring: this.scrollback,
-      maxLineChars: config.maxReadBytes,
-    });
-    this.outputWindow = new OutputWindow(this.scrollback, this.outputModel);
-    this.resultCursor = this.outputWindow.mark();
     this.dialect = dialectNamed(spec.dialect);
-    this.prompt = new PromptTracker(this.nonce, this.dialect.prompt);
-    this.sanitizer = new OutputSanitizer({ maxPendingChars: config.maxReadBytes, columns: spec.cols });
+    this.pipeline = this.owned.add(
+      new OutputPipeline({
+        rows: spec.rows,
+        cols: spec.cols,
+        config,
+        nonce: this.nonce,
+        prompt: this.dialect.prompt,
+        live,
+        // Replies go through the gate (made at launch: before it there is no output to answer).
+        replies: {
+          offer: (data, markersBefore) => this.replyGate?.offer(data, markersBefore),
+          markerParsed: () => this.replyGate?.markerParsed(),
+        },
+        listener: () => this.active?.op ?? this.startup,
+      }),
+    );
+    this.resultCursor = this.pipeline.output.mark();
     this.teardownFaults = spec.faults === undefined ? undefined : new TeardownFaults(spec.faults);
     this.finished = new Promise((resolve) => {
       this.resolveFinished = resolve;
@@ -220,55 +172,6 @@ export class SessionCore extends DisposableOwner {
     this.exited = new Promise((resolve) => {
       this.markExited = resolve;
     });
-    const sendSink = (): SendOperation | undefined => this.active?.op ?? this.startup;
-    const model = this.outputModel;
-    // The output model feeds the scrollback. The send and the live stream see the stream itself (the
-    // live stream not while a full-screen program redraws: its screen is in the send's result).
-    // A rewrite of a line the live stream left empty is no news (readline's CR after a command line).
-    let liveLineOpen = false;
-    this.sink = {
-      text: (s) => {
-        model.text(s);
-        this.prompt.text(s);
-        sendSink()?.text(s);
-        if (model.alternateScreen) return;
-        this.live?.text(s);
-        liveLineOpen = true;
-      },
-      newline: () => {
-        model.newline();
-        this.prompt.newline();
-        sendSink()?.newline();
-        if (model.alternateScreen) return;
-        this.live?.newline();
-        liveLineOpen = false;
-      },
-      rewriteLine: () => {
-        model.rewriteLine();
-        this.prompt.rewriteLine();
-        sendSink()?.rewriteLine();
-        if (model.alternateScreen || !liveLineOpen) return;
-        this.live?.rewriteLine();
-        liveLineOpen = false;
-      },
-      textBlock: (block, ascii, lineFeeds) => {
-        model.textBlock(block, ascii, lineFeeds);
-        this.prompt.textBlock(block);
-        sendSink()?.textBlock(block);
-        if (model.alternateScreen) return;
-        this.live?.textBlock(block, ascii);
-        liveLineOpen = block.charCodeAt(block.length - 1) !== 0x0a;
-      },
-      osc: (payload) => {
-        const ours = this.prompt.osc(payload);
-        // The shell's own prompt means a full-screen program that died without leaving is gone.
-        if (ours && model.alternateScreen) model.shellPrompted();
-        if (ours) sendSink()?.markerArrived();
-      },
-      backspace: () => model.backspace(),
-      csi: (params, final) => model.csi(params, final),
-      escape: (final) => model.escape(final),
-    };
   }
 
   /**
@@ -374,10 +277,11 @@ export class SessionCore extends DisposableOwner {
     this.outputDrain = new PtyOutputDrain(extras.fd, nodePtyReadStream(term));
     this.ttyRdev = statSync(extras.ptsName).rdev;
     this.root = identityOf(term.pid) ?? { pid: term.pid, startTime: -1 };
+    const pipeline = this.pipeline;
     const gate = new ReplyGate({
-      flushOutput: () => this.processAllOutput(),
-      replierBusy: () => this.replier?.busy ?? false,
-      markersParsed: () => this.replier?.markersParsed ?? 0,
+      flushOutput: () => pipeline.flush(),
+      replierBusy: () => pipeline.parsingPending,
+      markersParsed: () => pipeline.markersParsed,
       sample: () => this.sampleNow(),
       isShellLineEditorWait: (wait) => this.isShellLineEditorWait(wait),
       write: (data) => {
@@ -387,15 +291,6 @@ export class SessionCore extends DisposableOwner {
       },
     });
     this.replyGate = this.owned.add(gate);
-    this.replier = new TerminalReplier({
-      cols: spec.cols,
-      rows: spec.rows,
-      maxStringSequenceChars: spec.config.maxReadBytes,
-      reply: (data, markersBefore) => gate.offer(data, markersBefore),
-      isPromptMarker: (payload) => parseOwnedMarker(payload, this.nonce) !== undefined,
-      onPromptMarker: () => gate.markerParsed(),
-    });
-    this.owned.add(this.replier);
     // One deadline covers the whole startup, however many phases the dialect needs (SPEC §8). The
     // first phase starts now, so it collects from the shell's very first byte.
     this.startupDeadline = performance.now() + spec.config.timeoutMs;
@@ -403,7 +298,8 @@ export class SessionCore extends DisposableOwner {
     if (firstPhase === undefined)
       throw new TerminalError('INTERNAL', `dialect ${spec.dialect} has no startup`);
     this.startPhase(firstPhase);
-    const dataListener = term.onData((chunk) => this.onData(chunk));
+    pipeline.attach({ pause: () => term.pause(), resume: () => term.resume() });
+    const dataListener = term.onData((chunk) => pipeline.write(chunk));
     this.owned.own('pty data listener', () => dataListener.dispose());
     const exitListener = term.onExit(({ exitCode, signal }) => {
       // Never tear anything down inside node-pty's exit callback (SPEC §2): defer to a fresh tick.
@@ -433,7 +329,7 @@ export class SessionCore extends DisposableOwner {
       this.checkStartup(await this.startPhase(phase).done);
     }
     this.startup = undefined;
-    this.resultCursor = this.outputWindow.mark(); // the MOTD is the startup's; results start after it
+    this.resultCursor = this.pipeline.output.mark(); // the MOTD is the startup's; results start after it
     // The startup's prompt identified the shell (a confined one below the sandbox launcher, by the
     // namespace pid its marker carries); the pty child stands in only if no marker ever named it.
     return { motd: ready.viewport, shellPid: this.shellIdentity?.pid ?? this.root!.pid };
@@ -496,10 +392,11 @@ export class SessionCore extends DisposableOwner {
     const keys = request.keys;
     // The terminal would turn ^C, ^Z and ^\ into signals unless a full-screen program owns it: those
     // go through signal() (SPEC §4.4), whichever form the input takes.
-    refuseSignallingInput(plan.text, this.outputModel.alternateScreen, 'text');
+    const { alternateScreen, applicationCursorKeys } = this.pipeline;
+    refuseSignallingInput(plan.text, alternateScreen, 'text');
     if (keys !== undefined) {
-      validateKeys(keys, this.outputModel.alternateScreen);
-      plan.text = encodeKeys(keys, { applicationCursorKeys: this.replier?.applicationCursorKeys ?? false });
+      validateKeys(keys, alternateScreen);
+      plan.text = encodeKeys(keys, { applicationCursorKeys });
       plan.submit = false;
       // Only `{ text: '' }` literals: as good as `keys: []` (planSend refused that one).
       if (plan.text === '') throw new TerminalError('INVALID_ARGUMENT', NOTHING_TO_WRITE);
@@ -530,8 +427,8 @@ export class SessionCore extends DisposableOwner {
     const op = this.sendById(id);
     const settled = this.withLimitEvents(op, await op.done);
     const result = this.hiddenInput.apply(op, settled, () => this.localFlags());
-    if (!this.outputModel.alternateScreen || this.replier === undefined) return result;
-    const screen = await this.replier.renderedScreen();
+    if (!this.pipeline.alternateScreen) return result;
+    const screen = await this.pipeline.renderedScreen();
     return screen === undefined ? result : { ...result, screen };
   }
 
@@ -576,8 +473,7 @@ export class SessionCore extends DisposableOwner {
 
   /** A page of scrollback. */
   read(request: ReadRequest): ReadResult {
-    this.outputModel.sync();
-    return this.scrollback.read(request, this.spec.config.maxReadBytes);
+    return this.pipeline.read(request);
   }
 
   /** Delivers `signal` to the foreground process group; SIGKILL to the shell's own group is refused. */
@@ -615,93 +511,18 @@ export class SessionCore extends DisposableOwner {
     if (term === undefined || this.exitStatus.kind === 'exited') {
       throw new TerminalError('SESSION_CLOSED', 'the shell has exited');
     }
-    const { rows, cols } = size;
-    // Output already read was written for the old size: it goes through the pipeline first, so the
-    // models change size at the point of the stream where the pty did (the program's redraw for the
-    // new size can only be read after `term.resize` below). Bounded by the backlog limit.
-    while (this.pendingOutput.length > 0 && !this.disposed) this.processOutput();
-    try {
-      term.resize(cols, rows);
-    } catch (error) {
-      throw new TerminalError('SESSION_CLOSED', 'the terminal is gone', { cause: error });
-    }
-    this.replier?.resize(cols, rows);
-    this.outputModel.resize(rows, cols);
-    this.sanitizer.columns = cols;
+    this.pipeline.resize(size, () => {
+      try {
+        term.resize(size.cols, size.rows);
+      } catch (error) {
+        throw new TerminalError('SESSION_CLOSED', 'the terminal is gone', { cause: error });
+      }
+    });
   }
 
   /** Whether the shell is alive. */
   status(): SessionStatus {
     return this.exitStatus;
-  }
-
-  /**
-   * Subscribes `port` to the raw channel (SPEC §2) and resolves with the snapshot its chunks continue:
-   * taken at a point of the stream between escape sequences, synchronously with the subscription, so
-   * no chunk falls between the two. Output read and not yet processed comes after that point.
-   */
-  openRaw(port: MessagePort): Promise<TerminalSnapshot> {
-    this.assertOpen();
-    if (this.replier === undefined) throw new TerminalError('INTERNAL', 'openRaw before launch');
-    return new Promise<TerminalSnapshot>((resolve, reject) => {
-      const opening: RawOpening = { port, resolve, reject, timer: undefined };
-      this.rawOpenings.push(opening);
-      this.openPendingRaw(false);
-      if (this.rawOpenings.includes(opening)) {
-        opening.timer = this.owned.timeout('raw opening wait', RAW_OPEN_WAIT_MS, () =>
-          this.openPendingRaw(true),
-        );
-      }
-    });
-  }
-
-  /**
-   * Opens the waiting raw subscriptions if the terminal model is at a point a fresh terminal can
-   * continue from (or `anyway`): everything fed is parsed first, then serialized, then subscribed,
-   * with no output in between.
-   */
-  private openPendingRaw(anyway: boolean): void {
-    const replier = this.replier;
-    const openings = this.rawOpenings;
-    if (replier === undefined || openings.length === 0) return;
-    let snapshot: TerminalSnapshot;
-    try {
-      replier.flushSync();
-      if (!anyway && (!replier.atGround || this.raw.holding)) return; // tried again after the next chunk
-      snapshot = replier.snapshot();
-    } catch (error) {
-      this.failRawOpenings(error);
-      return;
-    }
-    this.rawOpenings = [];
-    for (const opening of openings) {
-      opening.timer?.dispose();
-      this.raw.subscribe(opening.port);
-      opening.resolve(snapshot);
-    }
-  }
-
-  /** Rejects the waiting raw subscriptions (the session closed, or the model could not be read). */
-  private failRawOpenings(
-    error: unknown = new TerminalError('SESSION_CLOSED', 'the session is closed'),
-  ): void {
-    const openings = this.rawOpenings;
-    this.rawOpenings = [];
-    for (const opening of openings) {
-      opening.timer?.dispose();
-      opening.port.close();
-      opening.reject(error);
-    }
-  }
-
-  /** The terminal model serialized now (SPEC §2), every byte read so far included. */
-  snapshot(): TerminalSnapshot {
-    this.assertOpen();
-    const replier = this.replier;
-    if (replier === undefined) throw new TerminalError('INTERNAL', 'snapshot before launch');
-    this.processAllOutput();
-    replier.flushSync();
-    return replier.snapshot();
   }
 
   /**
@@ -717,9 +538,21 @@ export class SessionCore extends DisposableOwner {
     await writer.write(data, () => false);
   }
 
+  /** Subscribes `port` to the raw channel (SPEC §2); resolves with the snapshot its chunks continue. */
+  openRaw(port: MessagePort): Promise<TerminalSnapshot> {
+    this.assertOpen();
+    return this.pipeline.openRaw(port);
+  }
+
+  /** The terminal model serialized now (SPEC §2), every byte read so far included. */
+  snapshot(): TerminalSnapshot {
+    this.assertOpen();
+    return this.pipeline.snapshot();
+  }
+
   /** Live output on/off. */
   setLiveOutput(enabled: boolean): void {
-    this.live?.setEnabled(enabled);
+    this.pipeline.setLiveOutput(enabled);
   }
 
   /**
@@ -730,11 +563,7 @@ export class SessionCore extends DisposableOwner {
   close(reason = 'closed', graceMs?: number): Promise<SessionOutcome> {
     this.closing = true;
     const grace = Math.min(this.spec.config.disposeGraceMs, graceMs ?? Number.POSITIVE_INFINITY);
-    this.closeAttempt ??= this.runClose(reason, Math.max(0, grace)).catch((error: unknown) => {
-      this.closeAttempt = undefined;
-      throw error;
-    });
-    return this.closeAttempt;
+    return this.closeAttempt.run(() => this.runClose(reason, Math.max(0, grace)));
   }
 
   private async runClose(reason: string, graceMs: number): Promise<SessionOutcome> {
@@ -743,10 +572,7 @@ export class SessionCore extends DisposableOwner {
     this.stopWriting();
     // Closing reads everything again: the exit is noticed through the pty, and nothing more is parsed
     // than teardown lets through.
-    if (this.readingPaused) {
-      this.readingPaused = false;
-      this.term?.resume();
-    }
+    this.pipeline.readEverything();
     const kill = this.teardownFaults?.nextKill();
     // Fault injection swallows every kill of the attempt, the container's included.
     const killContainer = kill === undefined ? this.containerKill() : undefined;
@@ -791,111 +617,6 @@ export class SessionCore extends DisposableOwner {
     timer?.dispose();
   }
 
-  /**
-   * A pty data chunk: processed in the next check phase of the event loop, so a prompt settles without
-   * delay. Reads that arrive in the same turn are processed together.
-   */
-  private onData(chunk: string): void {
-    if (this.disposed) return;
-    this.pendingOutput.push(chunk);
-    this.pendingChars += chunk.length;
-    this.limitBacklog();
-    if (this.outputScheduled) return;
-    this.outputScheduled = true;
-    this.outputTurn = setImmediate(this.processOutput);
-  }
-
-  /**
-   * Where a byte enters the pipeline: replier (queries), sanitizer → scrollback, send, live stream.
-   *
-   * Output is processed one read at a time (at most PROCESS_SLICE_CHARS of small reads together), with
-   * a turn of the event loop after each, so that reading and processing alternate. This matters for
-   * throughput more than per-batch savings do. The line discipline hands over at most 4 KiB per read,
-   * and at flood rates that buffer fills again in about 60 µs. A reader that lets it fill makes the
-   * kernel restart its flush work on every read, which costs more than processing the output
-   * (bench/README.md, "What sets flood throughput": the reader must not lag).
-   */
-  private readonly processOutput = (): void => {
-    this.outputScheduled = false;
-    const pending = this.pendingOutput;
-    if (pending.length === 0 || this.disposed) return;
-    const startedAt = performance.now();
-    let take = 0;
-    let chars = 0;
-    while (take < pending.length && chars < PROCESS_SLICE_CHARS) chars += pending[take++]!.length;
-    const slice = take === pending.length ? pending : pending.slice(0, take);
-    this.pendingOutput = take === pending.length ? [] : pending.slice(take);
-    const data = slice.length === 1 ? slice[0]! : slice.join('');
-    this.pendingChars -= data.length;
-    // One scan decides the route for both consumers (line-text.ts): a plain flood is not scanned twice.
-    const kind = lineTextKind(data, this.lineFeeds);
-    if (kind !== LineTextKind.None) {
-      const lineFeeds = this.lineFeeds.known; // where the scan found line feeds (ASCII chunks)
-      this.replier?.feedLineText(data, lineFeeds);
-      this.sanitizer.pushLineText(data, this.sink, kind === LineTextKind.Ascii, lineFeeds);
-    } else {
-      // The sanitizer goes first here: when it finds the chunk to be styled line text, the replier
-      // need not scan it. (Both only see the chunk; the order between them changes nothing else.)
-      const route = this.sanitizer.pushStyled(data, this.sink, this.lineFeeds);
-      if (route === 'whole') this.replier?.feedStyledLineText(data);
-      else this.replier?.feed(data);
-    }
-    if (this.raw.active) this.raw.write(data);
-    if (this.rawOpenings.length > 0) this.openPendingRaw(false);
-    (this.active?.op ?? this.startup)?.endOfChunk(startedAt, data.length);
-    this.limitBacklog();
-    if (this.pendingOutput.length > 0 && !this.outputScheduled) {
-      this.outputScheduled = true;
-      this.outputTurn = setImmediate(this.processOutput);
-    }
-  };
-
-  /** Output read and not yet processed through the whole pipeline, in characters. */
-  private unprocessedChars(): number {
-    return this.pendingChars + (this.replier?.backlogChars ?? 0);
-  }
-
-  /**
-   * Backpressure: pauses reading while too much output waits to be processed, resumes once it shrank.
-   * Paused, the kernel's pty buffer fills and the writing program blocks, as at a slow terminal.
-   */
-  private limitBacklog(): void {
-    const term = this.term;
-    if (term === undefined || this.disposed) return;
-    if (this.readingPaused) {
-      if (this.unprocessedChars() > RESUME_READING_AT_CHARS) this.awaitReplierBacklog();
-      else {
-        this.readingPaused = false;
-        term.resume();
-      }
-      return;
-    }
-    if (this.unprocessedChars() <= MAX_UNPROCESSED_OUTPUT_CHARS || this.closing) return;
-    this.readingPaused = true;
-    term.pause();
-    this.awaitReplierBacklog();
-  }
-
-  /**
-   * While paused: looks again once the replier's backlog shrank. Only while that backlog is what holds
-   * the pause; otherwise pending reads do, and processing them (every turn) looks again.
-   */
-  private awaitReplierBacklog(): void {
-    const replier = this.replier;
-    if (this.awaitingReplier || replier === undefined) return;
-    if (replier.backlogChars < RESUME_READING_AT_CHARS) return;
-    this.awaitingReplier = true;
-    void replier.whenBacklogBelow(RESUME_READING_AT_CHARS).then(() => {
-      this.awaitingReplier = false;
-      this.limitBacklog();
-    });
-  }
-
-  /** Processes every pending read now (before exit handling, and before a probe judges /proc). */
-  private processAllOutput(): void {
-    while (this.pendingOutput.length > 0) this.processOutput();
-  }
-
   /** Nothing more is written to the terminal: held replies are dropped, pending input is cancelled. */
   private stopWriting(): void {
     this.replyGate?.dispose();
@@ -905,7 +626,7 @@ export class SessionCore extends DisposableOwner {
 
   private onExit(exitCode: number, signal: number | undefined): void {
     this.stopWriting();
-    this.processAllOutput(); // output read before the exit belongs to the session (and its send)
+    this.pipeline.flush(); // output read before the exit belongs to the session (and its send)
     this.exitStatus = {
       kind: 'exited',
       exitCode: signal ? null : exitCode,
@@ -963,7 +684,7 @@ export class SessionCore extends DisposableOwner {
   private sendContext(): SendContext {
     return {
       config: this.spec.config,
-      prompt: this.prompt,
+      prompt: this.pipeline.prompt,
       exactTier: EXACT_TIER,
       resultCursor: () => this.resultCursor,
       advanceResultCursor: (mark: OutputMark) => {
@@ -974,12 +695,13 @@ export class SessionCore extends DisposableOwner {
         if (root === undefined || this.exitStatus.kind === 'exited') return undefined;
         // A program waiting for our reply to its terminal query (PSReadLine's cursor-position request)
         // is blocked on stdin, but not for the user: sample only while no reply is pending.
-        if (this.replier?.busy || this.replyGate?.pending || this.writer?.repliesPending) return undefined;
+        if (this.pipeline.parsingPending || this.replyGate?.pending || this.writer?.repliesPending)
+          return undefined;
         return this.sampleNow();
       },
       shell: (candidate?: PromptCandidate) => this.resolveShell(candidate),
       drainReplies: async () => {
-        await this.replier?.whenIdle();
+        await this.pipeline.whenParsed();
         await this.replyGate?.whenSettled();
       },
       writeInput: (data: string, isCancelled: () => boolean): Promise<WriteOutcome> => {
@@ -993,8 +715,8 @@ export class SessionCore extends DisposableOwner {
       },
       status: () => this.exitStatus,
       foreground: (readerPid?: number) => this.foreground(readerPid),
-      output: this.outputWindow,
-      flushOutput: () => this.processAllOutput(),
+      output: this.pipeline.output,
+      flushOutput: () => this.pipeline.flush(),
       drainOutput: (): DrainOutcome => {
         if (this.exitStatus.kind === 'exited' || this.closing) return 'unavailable';
         return this.outputDrain?.drain() ?? 'unavailable';
@@ -1055,15 +777,6 @@ export class SessionCore extends DisposableOwner {
     };
     return this.shellIdentity;
   }
-}
-
-/** A raw subscription waiting for its snapshot (see `SessionCore.openRaw`). */
-interface RawOpening {
-  port: MessagePort;
-  resolve: (snapshot: TerminalSnapshot) => void;
-  reject: (error: unknown) => void;
-  /** Bounds the wait for a point between escape sequences. */
-  timer: Disposable | undefined;
 }
 
 /** The status flags of `fd` of this process (`O_*`), from `/proc/self/fdinfo`; undefined if unreadable. */

@@ -11,7 +11,7 @@ import { narrowImplicitWorkspace, refuseWritableFilesystemRoot } from '../../sha
 import { MCP_DEFAULT_MODE, MCP_VALUE_FLAGS } from '../mcp/options.js';
 
 /** The commands: `interactive` is `agent-pty` without a subcommand. */
-export type CliCommand = 'interactive' | 'mcp' | 'serve' | 'demo' | 'daemon';
+export type CliCommand = 'interactive' | 'mcp' | 'serve' | 'demo' | 'daemon' | 'watch' | 'attach';
 
 /** Parsed command line. */
 export type CliArgs =
@@ -34,13 +34,17 @@ export type CliArgs =
   | { command: 'serve' }
   | { command: 'demo' }
   /** `agent-pty daemon [--socket PATH] [--config FILE] [--status | --stop]`. */
-  | { command: 'daemon'; action: 'run' | 'status' | 'stop'; socket?: string; config?: string };
+  | { command: 'daemon'; action: 'run' | 'status' | 'stop'; socket?: string; config?: string }
+  /** The watch page over the daemon (SPEC §13); options parsed by `watch-command.ts`. */
+  | { command: 'watch'; watchArgs: string[] }
+  /** A person's terminal on a session (SPEC §13); options parsed by `attach-command.ts`. */
+  | { command: 'attach'; attachArgs: string[] };
 
-const SUBCOMMANDS: ReadonlySet<string> = new Set(['mcp', 'serve', 'demo', 'daemon']);
+const SUBCOMMANDS: ReadonlySet<string> = new Set(['mcp', 'serve', 'demo', 'daemon', 'watch', 'attach']);
 const HELP_FLAGS: ReadonlySet<string> = new Set(['-h', '--help']);
 const VERSION_FLAGS: ReadonlySet<string> = new Set(['-v', '--version']);
 /** Flags whose value is the next argument (unless written `--flag=value`): it is never a command word. */
-const VALUE_FLAGS: ReadonlySet<string> = new Set([...MCP_VALUE_FLAGS, '--config']);
+const VALUE_FLAGS: ReadonlySet<string> = new Set([...MCP_VALUE_FLAGS, '--config', '--port', '--socket']);
 
 /** Parses argv (without node and script). Throws INVALID_ARGUMENT with a usable message. */
 export function parseCliArgs(argv: readonly string[], cwd = process.cwd(), home = homedir()): CliArgs {
@@ -64,6 +68,10 @@ export function parseCliArgs(argv: readonly string[], cwd = process.cwd(), home 
   switch (command) {
     case 'mcp':
       return { command, mcpArgs: rest };
+    case 'watch':
+      return { command, watchArgs: rest };
+    case 'attach':
+      return { command, attachArgs: rest };
     case 'serve':
       // Exactly `--stdio`: the only transport, named so others can be added later.
       if (rest.length !== 1 || rest[0] !== '--stdio') {
@@ -91,7 +99,7 @@ function commandNamed(word: string | undefined): CliCommand {
   if (SUBCOMMANDS.has(word)) return word as CliCommand;
   throw new TerminalError(
     'INVALID_ARGUMENT',
-    `no command '${word}'; commands: mcp, serve, daemon, demo (try --help)`,
+    `no command '${word}'; commands: mcp, serve, daemon, demo, watch, attach (try --help)`,
   );
 }
 

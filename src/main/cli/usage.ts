@@ -1,7 +1,9 @@
 /** The help texts of `agent-pty` and its subcommands (`agent-pty [COMMAND] --help`). */
 import { DIALECTS } from '../../shared/dialects.js';
 import { MCP_DEFAULT_MODE, MCP_HELP } from '../mcp/options.js';
+import { ATTACH_HELP } from './attach-command.js';
 import { CLI_COMMANDS_HELP } from './input-line.js';
+import { WATCH_HELP } from './watch-command.js';
 
 /** Text of `agent-pty --help` (the interactive CLI is the command without a subcommand). */
 export const MAIN_HELP = `agent-pty — persistent, interactive terminal sessions for AI agents
@@ -11,6 +13,8 @@ Usage:
   agent-pty mcp [OPTIONS]                         MCP server over stdio with the six terminal tools
   agent-pty serve --stdio                         be an execution world: the engine protocol on stdin/stdout
   agent-pty daemon [--socket PATH] [--config F]   per-user daemon: sessions that outlive their clients
+  agent-pty watch [--port N] [--socket PATH]      a local web page showing every terminal live (docs/watch.md)
+  agent-pty attach NAME                           type into a session yourself (Ctrl-] hands back)
   agent-pty demo                                  a short scripted tour (non-interactive)
   agent-pty COMMAND --help                        help of one command
   agent-pty --version                             print the version
@@ -64,4 +68,6 @@ export const COMMAND_HELP = {
   serve: SERVE_HELP,
   daemon: DAEMON_HELP,
   demo: DEMO_HELP,
+  watch: WATCH_HELP,
+  attach: ATTACH_HELP,
 } as const;

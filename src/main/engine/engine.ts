@@ -36,6 +36,7 @@ import { HeartbeatMonitor, type HeartbeatStall } from './heartbeat-monitor.js';
 import { HostExitGuard } from './host-exit-guard.js';
 import { SerialLock } from './serial-lock.js';
 import { assertNameFree, listSessions } from './session-listing.js';
+import { recordingPath, type SessionRecording, startRecording } from './session-recording.js';
 import { validateSpawnOptions } from './spawn-options.js';
 import { answeredOrDied, raceDeath, ThreadSession } from './thread-session.js';
 
@@ -104,6 +105,8 @@ export class Engine implements PtyEngine, EngineInternals {
   private readonly pool: Piscina;
   private readonly guard = new HostExitGuard();
   private readonly live = new Map<string, ThreadSession>();
+  /** Recordings of the sessions that asked for one (SPEC §13), closed with their session. */
+  private readonly recordings = new Map<string, SessionRecording>();
   private readonly pending = new Set<Promise<unknown>>();
   /**
    * Every session task still running in a thread, published or not, with how to close it again. A
@@ -199,6 +202,16 @@ export class Engine implements PtyEngine, EngineInternals {
     };
     attempt.then(forget, forget);
     return attempt;
+  }
+
+  /** Starts the recording a spawn asked for (SPEC §13); a recording that cannot start closes the session. */
+  private async record(session: ThreadSession, record: string | true): Promise<void> {
+    try {
+      this.recordings.set(session.id, await startRecording(session, recordingPath(record, session)));
+    } catch (error) {
+      await session.close('recording failed').catch(() => undefined);
+      throw error;
+    }
   }
 
   close(options: CloseOptions = {}): Promise<void> {
@@ -370,11 +383,14 @@ export class Engine implements PtyEngine, EngineInternals {
         death,
         taskDone: task,
         onClosed: (closedId) => {
+          this.recordings.get(closedId)?.close();
+          this.recordings.delete(closedId);
           this.live.delete(closedId);
           this.guard.unregister(closedId);
         },
       });
       this.live.set(id, session);
+      if (options.record !== undefined) await this.record(session, options.record);
       if (this.tasks.has(id)) this.tasks.set(id, () => session.close('engine closed'));
       return session;
     } catch (error) {

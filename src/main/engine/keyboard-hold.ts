@@ -14,6 +14,7 @@ import { DisposableStore } from '../../shared/lifecycle.js';
 import type { SendSpec } from '../../shared/protocol.js';
 import type {
   Disposable,
+  ForegroundProcess,
   HoldEnd,
   KeyboardHold,
   SendOperation,
@@ -68,6 +69,8 @@ export class SessionKeyboard implements Disposable {
   private readonly waiting = new Set<() => void>();
   private readonly heartbeatTimeoutMs: number;
   private disposed = false;
+  /** What held the terminal at the model's last result (the watch page lists it). */
+  private foreground: ForegroundProcess | undefined;
 
   constructor(
     private readonly port: HeldSessionPort,
@@ -79,6 +82,11 @@ export class SessionKeyboard implements Disposable {
   /** When the current hold began, or undefined while nobody holds the keyboard. */
   get heldSince(): number | undefined {
     return this.current?.since;
+  }
+
+  /** What held the terminal when the model's last send settled. */
+  get lastForeground(): ForegroundProcess | undefined {
+    return this.foreground;
   }
 
   /** A send of the model is in flight or waiting for the keyboard. */
@@ -157,6 +165,7 @@ export class SessionKeyboard implements Disposable {
     const done = started.op.done.then(
       (result) => {
         this.inFlight.delete(send);
+        if (result.foreground !== undefined) this.foreground = result.foreground;
         return this.asHuman(send, result);
       },
       (error: unknown) => {

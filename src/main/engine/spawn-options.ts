@@ -57,6 +57,10 @@ export function validateSpawnOptions(options: SpawnOptions, config: EngineConfig
     if (explicit !== undefined && typeof explicit !== 'boolean')
       fail('sandbox.workspaceExplicit', 'must be a boolean');
   }
+  const record = options.record;
+  if (record !== undefined && record !== true && (typeof record !== 'string' || !record.startsWith('/'))) {
+    fail('record', 'must be true (a file under $XDG_STATE_HOME/agent-pty/recordings) or an absolute path');
+  }
   return spawnLimits(options, config, fail);
 }
 

@@ -8,6 +8,7 @@ import * as Comlink from 'comlink';
 import { TerminalError } from '../../shared/errors.js';
 import { assertInputWithinLimit } from '../../shared/input-limit.js';
 import type { SendSpec, SessionThreadApi } from '../../shared/protocol.js';
+import { RetryableAttempt } from '../../shared/retryable-attempt.js';
 import { assertSignalName } from '../../shared/signals.js';
 import { assertTerminalSize } from '../../shared/terminal-size.js';
 import type {
@@ -107,7 +108,7 @@ export class ThreadSession implements TerminalSession {
   private readonly rawViews = new Set<Disposable>();
   private nextSendId = 1;
   private closed = false;
-  private closeCall: Promise<SessionOutcome> | undefined;
+  private readonly closeCall = new RetryableAttempt<SessionOutcome>();
   private released = false;
   /** A person's hold of the keyboard (SPEC §13): it gates the model's sends, signals and resizes. */
   private readonly keyboard: SessionKeyboard;
@@ -161,6 +162,11 @@ export class ThreadSession implements TerminalSession {
   /** When a person took the keyboard, while one holds it. */
   get heldSince(): number | undefined {
     return this.keyboard.heldSince;
+  }
+
+  /** What held the terminal when the model's last send settled. */
+  get lastForeground(): { pid: number; command: string } | undefined {
+    return this.keyboard.lastForeground;
   }
 
   /** A send of the model is in flight (or waits for the keyboard). */
@@ -289,32 +295,32 @@ export class ThreadSession implements TerminalSession {
   }
 
   close(reason = 'closed', options: CloseOptions = {}): Promise<SessionOutcome> {
-    this.closeCall ??= (async () => {
-      if (this.closed) throw new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`);
-      // The close's reply comes after every earlier reply (one port, in order), so a send in flight has
-      // its result before the port is released below. Only a port the thread closed already (the
-      // session ended before this close reached it) leaves the outcome to the task's result. (A task
-      // that failed leaves the verdict to `death`.)
-      const taskOutcome = this.portClosed.then(() =>
-        this.parts.taskDone.then(
-          (outcome) => outcome as SessionOutcome,
-          () => new Promise<never>(() => undefined),
-        ),
-      );
-      const outcome = await raceDeath(
-        Promise.race([this.proxy.close(reason, options.graceMs), taskOutcome]),
-        this.death,
-      );
-      // The task resolves right after close(); waiting for it means the thread holds nothing of ours.
-      await raceDeath(this.parts.taskDone, this.death).catch(() => undefined);
-      this.closed = true;
-      this.release();
-      return outcome;
-    })().catch((error: unknown) => {
-      if (!this.closed) this.closeCall = undefined; // a failed close is retried by the next close()
-      throw error;
-    });
-    return this.closeCall;
+    // A failed close is retried by the next close(), unless the session was released meanwhile.
+    return this.closeCall.run(
+      async () => {
+        if (this.closed) throw new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`);
+        // The close's reply comes after every earlier reply (one port, in order), so a send in flight has
+        // its result before the port is released below. Only a port the thread closed already (the
+        // session ended before this close reached it) leaves the outcome to the task's result. (A task
+        // that failed leaves the verdict to `death`.)
+        const taskOutcome = this.portClosed.then(() =>
+          this.parts.taskDone.then(
+            (outcome) => outcome as SessionOutcome,
+            () => new Promise<never>(() => undefined),
+          ),
+        );
+        const outcome = await raceDeath(
+          Promise.race([this.proxy.close(reason, options.graceMs), taskOutcome]),
+          this.death,
+        );
+        // The task resolves right after close(); waiting for it means the thread holds nothing of ours.
+        await raceDeath(this.parts.taskDone, this.death).catch(() => undefined);
+        this.closed = true;
+        this.release();
+        return outcome;
+      },
+      () => this.closed,
+    );
   }
 
   private call<T>(invoke: () => Promise<T>): Promise<T> {

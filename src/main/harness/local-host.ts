@@ -4,7 +4,7 @@
  * plugins into their own host.
  */
 import type { EngineConfigInput } from '../../shared/config.js';
-import type { SandboxMode } from '../../shared/types.js';
+import type { PtyEngine, SandboxMode } from '../../shared/types.js';
 import { createPtyEngine } from '../engine/engine.js';
 import { createBubblewrapSandbox } from '../sandbox/bubblewrap.js';
 import type { WorldsConfigInput } from '../worlds/world-registry.js';
@@ -30,6 +30,8 @@ export interface LocalHostOptions {
   sandbox?: SandboxService;
   /** The engine `pty-local` runs on (default: an in-process engine; `mcp --daemon`: the daemon's). */
   createEngine?: EngineFactory;
+  /** Told the engine `pty-local` started (e.g. for a watch page over its sessions, SPEC §13). */
+  onEngine?: (engine: PtyEngine) => void;
 }
 
 /** The platform's sandbox provider. */
@@ -54,9 +56,15 @@ export async function createLocalHost(options: LocalHostOptions = {}): Promise<H
     createSandboxPlugin(options.sandbox ?? defaultSandbox()),
     {
       plugin:
-        options.createEngine === undefined
+        options.createEngine === undefined && options.onEngine === undefined
           ? ptyLocalPlugin
-          : createPtyLocalPlugin({ createEngine: options.createEngine }),
+          : createPtyLocalPlugin({
+              createEngine: async (engineOptions) => {
+                const engine = await (options.createEngine ?? createPtyEngine)(engineOptions);
+                options.onEngine?.(engine);
+                return engine;
+              },
+            }),
       config: options.ptyLocal ?? {},
     },
   ]);

@@ -7,6 +7,7 @@
  */
 
 import { describeError, TerminalBackendCleanupError, TerminalError } from '../../shared/errors.js';
+import { RetryableAttempt } from '../../shared/retryable-attempt.js';
 import { LIMITS_UNKNOWN } from '../../shared/session-limits.js';
 import { assertSignalName } from '../../shared/signals.js';
 import type {
@@ -44,6 +45,8 @@ export interface PtyBackendSpawnRequest {
   rows?: number;
   /** Terminal columns (default: the engine's). */
   cols?: number;
+  /** Record the session as asciicast v2 under `$XDG_STATE_HOME/agent-pty/recordings/` (SPEC §13). */
+  record?: boolean;
 }
 
 /** One kind of terminal the service can open, registered under its `type`. */
@@ -96,6 +99,8 @@ export interface PtySpawnRequest {
   rows?: number;
   /** Terminal columns (default: the engine's). */
   cols?: number;
+  /** Record the session as asciicast v2 under `$XDG_STATE_HOME/agent-pty/recordings/` (SPEC §13). */
+  record?: boolean;
   /**
    * Refuse with SESSION_LIMIT when the owner already has this many sessions open or starting (an MCP
    * connection's `--max-sessions`, SPEC §4.8).
@@ -188,8 +193,8 @@ interface SessionRecord {
   readonly type: string;
   readonly world: string | undefined;
   readonly session: TerminalSession;
-  /** The close in progress; cleared when it fails, so a failed close is never cached. */
-  closing: Promise<void> | undefined;
+  /** The close in progress or done; a failed close is forgotten, so a later kill retries. */
+  readonly closing: RetryableAttempt<void>;
 }
 
 interface Reservation {
@@ -249,7 +254,7 @@ export function createPtyService(): PtyService {
 
   function lookupOpen(owner: string, id: string): SessionRecord {
     const record = lookup(owner, id);
-    if (record.closing !== undefined) {
+    if (record.closing.started) {
       throw new TerminalError('SESSION_CLOSED', `PTY session ${id} is closing`);
     }
     return record;
@@ -267,7 +272,7 @@ export function createPtyService(): PtyService {
       shell: session.dialect,
       status,
       ...(session.sandbox === undefined ? {} : { sandbox: session.sandbox }),
-      closing: record.closing !== undefined,
+      closing: record.closing.started,
     };
   }
 
@@ -277,18 +282,12 @@ export function createPtyService(): PtyService {
     reason: string,
     options: CloseOptions = {},
   ): { shared: boolean; done: Promise<void> } {
-    if (record.closing !== undefined) return { shared: true, done: record.closing };
-    const done = record.session.close(reason, options).then(
-      () => {
-        records.delete(record.id);
-      },
-      (error: unknown) => {
-        record.closing = undefined;
-        throw error;
-      },
-    );
-    record.closing = done;
-    return { shared: false, done };
+    const shared = record.closing.started;
+    const done = record.closing.run(async () => {
+      await record.session.close(reason, options);
+      records.delete(record.id);
+    });
+    return { shared, done };
   }
 
   async function closeAll(
@@ -393,6 +392,7 @@ export function createPtyService(): PtyService {
           ...(request.shell === undefined ? {} : { shell: request.shell }),
           ...(request.rows === undefined ? {} : { rows: request.rows }),
           ...(request.cols === undefined ? {} : { cols: request.cols }),
+          ...(request.record === true ? { record: true } : {}),
         };
         // A name of a detached session takes it up (SPEC §12); it counts like a new one (above).
         const taken =
@@ -419,7 +419,14 @@ export function createPtyService(): PtyService {
           throw abortReason;
         }
         const id = `${backend.type}${ID_SEPARATOR}${nextId++}`;
-        const record: SessionRecord = { id, owner, type: backend.type, world, session, closing: undefined };
+        const record: SessionRecord = {
+          id,
+          owner,
+          type: backend.type,
+          world,
+          session,
+          closing: new RetryableAttempt<void>(),
+        };
         records.set(id, record);
         return {
           sessionId: id,

@@ -56,7 +56,7 @@ export function createShellBackend({ type, engine, worlds, sandboxPolicy }: Shel
             }
           },
         }),
-    async spawn({ owner, name, cwd, world, shell, rows, cols }, signal) {
+    async spawn({ owner, name, cwd, world, shell, rows, cols, record }, signal) {
       const far = world !== undefined && world !== LOCAL_WORLD;
       if (far && worlds === undefined) {
         throw new TerminalError('INVALID_ARGUMENT', `unknown world "${world}"; no worlds are configured`);
@@ -78,6 +78,7 @@ export function createShellBackend({ type, engine, worlds, sandboxPolicy }: Shel
             ...(shell === undefined ? {} : { dialect: shell }),
             ...(rows === undefined ? {} : { rows }),
             ...(cols === undefined ? {} : { cols }),
+            ...(record === true ? { record: true as const } : {}),
             sandbox: selection,
           },
           signal,

@@ -1,4 +1,4 @@
-/** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--max-sessions N] [--world NAME=COMMAND …]`. */
+/** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--max-sessions N] [--world NAME=COMMAND …] [--watch]`. */
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { DIALECTS, isDialect } from '../../shared/dialects.js';
@@ -23,7 +23,7 @@ export const MCP_DEFAULT_MAX_SESSIONS = 32;
 
 /** Usage line of the subcommand, quoted by every options error. */
 export const MCP_USAGE_LINE =
-  'agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--max-sessions N] [--world NAME=COMMAND …] [--daemon [--socket PATH]]';
+  'agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--max-sessions N] [--world NAME=COMMAND …] [--daemon [--socket PATH]] [--watch]';
 
 /** Text of `agent-pty mcp --help`. */
 export const MCP_HELP = `${MCP_USAGE_LINE}
@@ -48,6 +48,9 @@ Options:
                         they survive this server; closing the connection detaches them, and
                         terminal_open with the name of a detached terminal reattaches it
   --socket PATH         the daemon's socket (default $XDG_RUNTIME_DIR/agent-pty/engine.sock)
+  --watch               serve a watch page on 127.0.0.1 (docs/watch.md): a person sees every terminal
+                        live and can take the keyboard for a password; its link (with its token) is
+                        printed on stderr and written to $XDG_RUNTIME_DIR/agent-pty/watch-<pid>.url
   -h, --help            print this help
   -v, --version         print the version
 
@@ -70,6 +73,8 @@ export interface McpOptions {
   shell?: Dialect;
   /** `--daemon [--socket PATH]`: terminals run in the per-user daemon (SPEC §12); the socket, if given. */
   daemon?: { socket?: string };
+  /** `--watch`: serve the watch page of SPEC §13 for this server's terminals. */
+  watch?: boolean;
   /**
    * Set when no `--workspace` was given and the server was started in `/`, `$HOME` or above it: the
    * mode was narrowed to `read-only` (SPEC §4.1), and this says so (stderr and the instructions).
@@ -157,6 +162,8 @@ export function parseMcpOptions(argv: readonly string[], cwd = process.cwd(), ho
       options.daemon = { ...options.daemon };
     } else if (flag === '--socket') {
       options.daemon = { ...options.daemon, socket: resolve(cwd, value()) };
+    } else if (arg === '--watch') {
+      options.watch = true;
     } else if (flag === '--world') {
       const spec = value();
       const separator = spec.indexOf('=');

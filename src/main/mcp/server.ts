@@ -10,9 +10,10 @@
  */
 import { describeError } from '../../shared/errors.js';
 import { CLIENT_GONE_GRACE_MS } from '../../shared/session-limits.js';
-import type { SandboxMode } from '../../shared/types.js';
+import type { PtyEngine, SandboxMode } from '../../shared/types.js';
 import { ensureDaemon } from '../daemon/daemon-starter.js';
 import { createLocalHost } from '../harness/local-host.js';
+import { startMcpWatch } from '../watch/mcp-watch.js';
 import { createRemoteEngine, type RemoteEngine } from '../worlds/remote-engine.js';
 import { defaultSocketPath } from '../worlds/socket-directory.js';
 import { parseMcpOptions } from './options.js';
@@ -48,6 +49,7 @@ export async function runMcpServer(argv: string[]): Promise<void> {
   if (socket !== undefined) {
     await ensureDaemon(socket, (line) => process.stderr.write(`agent-pty mcp: ${line}\n`));
   }
+  let engine: PtyEngine | undefined;
   const host = await createLocalHost({
     ...(socket === undefined
       ? {}
@@ -60,6 +62,9 @@ export async function runMcpServer(argv: string[]): Promise<void> {
             return daemonEngine;
           },
         }),
+    onEngine: (started) => {
+      engine = started;
+    },
     mode: options.mode,
     // A narrowed root stays implicit (the policy takes the cwd), so the sandbox keeps $HOME private.
     ...(options.notice === undefined ? { workspaceRoot: options.workspaceRoot } : {}),
@@ -70,11 +75,20 @@ export async function runMcpServer(argv: string[]): Promise<void> {
   });
   const worldNames = Object.keys(options.worlds ?? {});
   const pty = host.service('pty');
+  // The watch page (SPEC §13): its link goes to stderr and a 0600 file, never to the client.
+  const watch =
+    options.watch === true && engine !== undefined
+      ? await startMcpWatch(engine).catch(async (error: unknown) => {
+          await host.dispose();
+          throw error;
+        })
+      : undefined;
   const server = createTerminalMcpServer({
     pty,
     owner: CONNECTION_OWNER,
     maxWaitMs: options.maxWaitMs,
     maxSessions: options.maxSessions,
+    ...(watch === undefined ? {} : { watchPage: watch.address }),
     instructionsSuffix:
       `\nThis server runs every terminal in sandbox mode ${options.mode} (${MODE_MEANING[options.mode]}) ` +
       `with workspace ${options.workspaceRoot}.\n` +
@@ -112,6 +126,7 @@ export async function runMcpServer(argv: string[]): Promise<void> {
     // Order: stop answering, close the connection's terminals, then the engine and the rest. A client
     // that is gone (its stdin ended) waits for nobody: the terminals get a short grace (SPEC §4.8).
     await server.close().catch((error: unknown) => failures.push(error));
+    await watch?.close().catch((error: unknown) => failures.push(error));
     const grace = why === STDIN_CLOSED ? { graceMs: CLIENT_GONE_GRACE_MS } : {};
     // With --daemon the connection's terminals detach (they run on for a later connection): ending
     // the daemon link first makes every later close of them a no-op.

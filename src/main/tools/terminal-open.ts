@@ -1,5 +1,5 @@
 /**
- * `terminal_open {type?, name?, cwd?, shell?, rows?, cols?, world?}` → `{ sessionId, name?, type, shell,
+ * `terminal_open {type?, name?, cwd?, shell?, rows?, cols?, world?, record?}` → `{ sessionId, name?, type, shell,
  * world?, pid, status, containment, motd, hint? }`.
  */
 import { z } from 'zod';
@@ -67,6 +67,12 @@ export const terminalOpen = defineTool({
     cols: terminalDimension('cols').describe(
       "Terminal width in columns (default: the server's, usually 160).",
     ),
+    record: z
+      .boolean({ error: 'must be true or false' })
+      .optional()
+      .describe(
+        'Record this terminal as an asciicast file the user can replay (output only; default false).',
+      ),
     world: z
       .string({ error: 'must be a world name string; omit it to use this machine' })
       .min(1, 'must not be empty; omit it to use this machine')
@@ -102,6 +108,7 @@ export const terminalOpen = defineTool({
         ...(args.world === undefined ? {} : { world: args.world }),
         ...(args.rows === undefined ? {} : { rows: args.rows }),
         ...(args.cols === undefined ? {} : { cols: args.cols }),
+        ...(args.record === true ? { record: true } : {}),
         ...(ctx.maxSessions === undefined ? {} : { maxOwnerSessions: ctx.maxSessions }),
       },
       ctx.signal,

@@ -475,7 +475,8 @@ export class ScreenGrid {
   private scrollUp(count: number): void {
     for (let k = 0; k < count; k++) {
       const [gone] = this.grid.splice(this.top, 1);
-      if (this.top === 0) this.commitRow(gone!, this.grid[0]!);
+      // A one-row screen has no row below: its line goes on in the row that comes back blank.
+      if (this.top === 0) this.commitRow(gone!, this.grid[0]);
       this.grid.splice(this.bottom, 0, blanked(gone!));
     }
   }
@@ -601,9 +602,12 @@ export class ScreenGrid {
     this.commit(head);
   }
 
-  /** Commits `row`, the top row; `next` is the row below it, where its line goes on if it `continues`. */
-  private commitRow(row: Row, next: Row): void {
-    const text = rowText(row, row.continues, row.continues && isWide(next.cells[0]!));
+  /**
+   * Commits `row`, the top row; `next` is the row below it (none on a one-row screen), where its line
+   * goes on if it `continues`.
+   */
+  private commitRow(row: Row, next: Row | undefined): void {
+    const text = rowText(row, row.continues, row.continues && next !== undefined && isWide(next.cells[0]!));
     if (row.continues) {
       // A line that never ends is held only up to its newest maxLineChars characters.
       this.headOfTopLine.append(text);

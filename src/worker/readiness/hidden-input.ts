@@ -42,7 +42,7 @@ export function hiddenInputOf(
   if (reason !== 'stdin_read' && reason !== 'inferred_idle') return undefined;
   if (result.screen !== undefined) return undefined; // a full-screen program draws its own fields
   if (reason === 'stdin_read' && flags !== undefined && flags.canonical && !flags.echo) return true;
-  if (flags !== undefined && flags.canonical) return undefined; // a canonical read that echoes: visible input
+  if (flags?.canonical) return undefined; // a canonical read that echoes: visible input
   // The shell's own line editor at its prompt: whatever the output before it said, it is no secret prompt.
   const command = result.foreground?.command;
   if (command !== undefined && SHELL_COMMANDS.has(command) && reason === 'stdin_read') return undefined;

@@ -51,6 +51,7 @@ import {
   reducePlainRun,
 } from './plain-text-skip.js';
 import { StringSequenceBound } from './string-sequence-bound.js';
+import { ParserState, type XtermInternals, xtermInternals } from './xterm-internals.js';
 
 /**
  * Longest string sequence (OSC, DCS, SOS/PM/APC, introducer excluded) passed to xterm. The longest body
@@ -184,14 +185,8 @@ function isDecimalParameter(code: number): boolean {
 
 const CR = 0x0d;
 
-/** The @xterm/headless version whose internals this file reads (named in errors when they changed). */
-const XTERM_VERSION = '6.0.0';
-
 /** How @xterm/addon-serialize starts the alternate screen in what it serializes. */
 const ALTERNATE_SCREEN_START = '\x1b[?1049h\x1b[H';
-
-/** xterm's parser state while it is between sequences (`ParserState.GROUND`). */
-const PARSER_GROUND = 0;
 
 /** Options of {@link TerminalReplier}. */
 export interface TerminalReplierOptions {
@@ -265,92 +260,6 @@ export function replierTerminalOptions(
 interface PendingResize {
   cols: number;
   rows: number;
-}
-
-/**
- * The unexported xterm 6.0 state the fast path must check. Reached defensively: if the shapes differ
- * (another xterm version), {@link reachInternals} returns undefined and every byte is parsed.
- */
-interface XtermInternals {
-  parser: { currentState: number; _transitions: { table: Uint8Array } };
-  buffers: { active: InternalBuffer };
-  /** Parses at once (xterm's write buffer must be idle: no `write()` of ours in flight). */
-  writeSync: (data: string) => void;
-  /**
-   * Parses now what xterm's write buffer still holds (our one write in flight), calling its callback,
-   * so the terminal is idle afterwards. Undefined when the buffer's shape was not found.
-   */
-  drainWrites: (() => void) | undefined;
-  /**
-   * The character set mapping printed characters (`charset`, undefined for the default one). Optional:
-   * without it only the carriage-return collapse is off.
-   */
-  charsets: { charset?: unknown } | undefined;
-}
-
-/** The active buffer: its scroll region and its line ring. */
-interface InternalBuffer {
-  scrollTop: number;
-  scrollBottom: number;
-  lines: { length: number; maxLength: number };
-}
-
-function reachInternals(terminal: Terminal): XtermInternals | undefined {
-  const core = (terminal as unknown as { _core?: Record<string, unknown> })._core;
-  const inputHandler = core?._inputHandler as { _parser?: { currentState?: unknown } } | undefined;
-  const parser = inputHandler?._parser;
-  const buffers = core?.buffers as { active?: Partial<Record<keyof InternalBuffer, unknown>> } | undefined;
-  const active = buffers?.active;
-  const lines = active?.lines as { length?: unknown; maxLength?: unknown } | undefined;
-  if (typeof parser?.currentState !== 'number') return undefined;
-  const transitions = (parser as { _transitions?: { table?: unknown } })._transitions;
-  if (!(transitions?.table instanceof Uint8Array)) return undefined;
-  if (typeof active?.scrollTop !== 'number' || typeof active.scrollBottom !== 'number') return undefined;
-  if (typeof lines?.length !== 'number' || typeof lines.maxLength !== 'number') return undefined;
-  const writeSync = core?.writeSync;
-  if (typeof writeSync !== 'function') return undefined;
-  const charsetService = core?._charsetService as { glevel?: unknown; charset?: unknown } | undefined;
-  const charsets = typeof charsetService?.glevel === 'number' ? charsetService : undefined;
-  const sync = (data: string) => writeSync.call(core, data);
-  return {
-    parser,
-    buffers,
-    writeSync: sync,
-    drainWrites: writeBufferDrain(core?._writeBuffer, sync),
-    charsets,
-  } as XtermInternals;
-}
-
-/**
- * xterm 6's `WriteBuffer`: `_writeBuffer[i]` with its callback `_callbacks[i]`; entries before
- * `_bufferOffset` are parsed already but stay in the arrays when an asynchronous parse slice ran out of
- * time, and `_pendingData` counts what is unparsed. The drain takes the unparsed entries out (the
- * buffer is then empty, and the parse slice xterm has scheduled finds nothing to do), parses each with
- * a sync write and calls its callback, in order.
- */
-function writeBufferDrain(writeBuffer: unknown, sync: (data: string) => void): (() => void) | undefined {
-  const buffer = writeBuffer as Partial<Record<string, unknown>> | undefined;
-  if (!Array.isArray(buffer?._writeBuffer) || !Array.isArray(buffer._callbacks)) return undefined;
-  if (typeof buffer._bufferOffset !== 'number' || typeof buffer._pendingData !== 'number') return undefined;
-  const state = buffer as {
-    _writeBuffer: string[];
-    _callbacks: ((() => void) | undefined)[];
-    _bufferOffset: number;
-    _pendingData: number;
-  };
-  return () => {
-    const offset = Math.min(state._bufferOffset, state._writeBuffer.length);
-    const chunks = state._writeBuffer.slice(offset);
-    const callbacks = state._callbacks.slice(offset);
-    state._writeBuffer.length = 0;
-    state._callbacks.length = 0;
-    state._bufferOffset = 0;
-    state._pendingData = 0;
-    chunks.forEach((chunk, index) => {
-      sync(chunk);
-      callbacks[index]?.();
-    });
-  };
 }
 
 /**
@@ -470,12 +379,13 @@ class HeldOutput {
 /** Answers terminal-protocol queries found in raw pty output. */
 export class TerminalReplier {
   private readonly terminal: Terminal;
-  private readonly internals: XtermInternals | undefined;
+  /** What the fast paths and snapshots read of xterm (xterm-internals.ts); checked at construction. */
+  private readonly internals: XtermInternals;
   private readonly scanner = new PlainRunScanner();
   private readonly frames = new FrameCollapser();
   private readonly replyTo: (data: string, markersBefore: number) => void;
-  /** Cancels overlong string sequences; undefined when xterm's table was not found (xterm's own 10M bound applies). */
-  private readonly bound: StringSequenceBound | undefined;
+  /** Cancels overlong string sequences. */
+  private readonly bound: StringSequenceBound;
   private markers = 0;
   /** Characters in `queue` (strings only). */
   private queuedChars = 0;
@@ -531,15 +441,16 @@ export class TerminalReplier {
 
   constructor(options: TerminalReplierOptions) {
     this.terminal = new xtermHeadless.Terminal(replierTerminalOptions(options.cols, options.rows));
-    this.internals = reachInternals(this.terminal);
-    const table = this.internals?.parser._transitions.table;
-    this.bound =
-      table === undefined
-        ? undefined
-        : new StringSequenceBound(
-            table,
-            Math.min(options.maxStringSequenceChars ?? MAX_STRING_SEQUENCE_CHARS, MAX_STRING_SEQUENCE_CHARS),
-          );
+    try {
+      this.internals = xtermInternals(this.terminal);
+    } catch (error) {
+      this.terminal.dispose();
+      throw error;
+    }
+    this.bound = new StringSequenceBound(
+      this.internals.transitionTable,
+      Math.min(options.maxStringSequenceChars ?? MAX_STRING_SEQUENCE_CHARS, MAX_STRING_SEQUENCE_CHARS),
+    );
     this.replyTo = options.reply;
     this.onReplyError = options.onReplyError;
     this.terminal.onData((data) => this.emit(data));
@@ -573,18 +484,13 @@ export class TerminalReplier {
     );
   }
 
-  /** Whether the xterm internals the fast path checks were found (false: every byte is parsed). */
-  get fastPathAvailable(): boolean {
-    return this.internals !== undefined;
-  }
-
   /** A snapshot of the counters. */
   get stats(): TerminalReplierStats {
     return {
       ...this.counters,
       collapsedSegments: this.held.collapsedSegments,
       collapsedFrames: this.frames.collapsedFrames,
-      discardedSequences: this.bound?.discardedSequences ?? 0,
+      discardedSequences: this.bound.discardedSequences,
     };
   }
 
@@ -596,7 +502,7 @@ export class TerminalReplier {
     if (this.disposed || data.length === 0) return;
     this.counters.charsFed += data.length;
     const budgeted = this.replyBudgetLeft() ? data : data.replace(QUERY, '$1\x18');
-    const bounded = this.bound === undefined ? budgeted : this.bound.filter(budgeted);
+    const bounded = this.bound.filter(budgeted);
     if (bounded.length === 0) return;
     this.queue.push(bounded);
     this.queuedChars += bounded.length;
@@ -604,7 +510,7 @@ export class TerminalReplier {
     // Idle, so the terminal state is exact: plain output is held right away, without a scheduled turn.
     if (this.queue.length === 1 && this.carryAt >= this.carry.length) {
       if (this.lineFeedsForSkip() !== undefined && this.holdPlainChunks()) return;
-      if (this.internals !== undefined && this.queuedChars <= SYNC_PARSE_MAX_CHARS) {
+      if (this.queuedChars <= SYNC_PARSE_MAX_CHARS) {
         // A small chunk on an idle terminal that asks nothing (a prompt, an echo) is parsed now, so `busy`
         // is false before the session next looks at the terminal. (It may still complete a query cut off
         // at the end of the previous chunk: that reply is offered to the gate at once, as any other.)
@@ -673,7 +579,7 @@ export class TerminalReplier {
    */
   private mayHoldUnscanned(): boolean {
     // Inside a string sequence (a long OSC's body is line text too), the bound decides what xterm sees.
-    if (this.bound !== undefined && !this.bound.atGround) return false;
+    if (!this.bound.atGround) return false;
     const idle =
       !this.writing &&
       this.scheduled === undefined &&
@@ -937,7 +843,7 @@ export class TerminalReplier {
     this.skipStateKnown = false;
     const parseNow =
       this.parseAll || (this.parseNow && input.length <= SYNC_PARSE_MAX_CHARS && !mayReply(input));
-    if (parseNow && this.internals !== undefined) {
+    if (parseNow) {
       this.internals.writeSync(input); // `writing` stays false: pump() goes on with what is left
       return;
     }
@@ -1001,9 +907,7 @@ export class TerminalReplier {
    * mode on, or a character set other than the default one mapping printable ASCII.
    */
   private computeCollapseCols(): number {
-    const charsets = this.internals?.charsets;
-    if (charsets === undefined || charsets.charset !== undefined) return 0;
-    if (this.terminal.modes.insertMode) return 0;
+    if (this.internals.charsetMapped() || this.terminal.modes.insertMode) return 0;
     return this.terminal.cols;
   }
 
@@ -1013,25 +917,24 @@ export class TerminalReplier {
    */
   private computeFrameCols(): number {
     const internals = this.internals;
-    if (internals === undefined || internals.parser.currentState !== PARSER_GROUND) return 0;
-    const active = internals.buffers.active;
-    if (active.scrollTop !== 0 || active.scrollBottom !== this.terminal.rows - 1) return 0;
-    if (internals.charsets === undefined || internals.charsets.charset !== undefined) return 0;
-    if (this.terminal.modes.insertMode) return 0;
+    if (internals.parserState() !== ParserState.GROUND) return 0;
+    const region = internals.scrollRegion();
+    if (region.top !== 0 || region.bottom !== this.terminal.rows - 1) return 0;
+    if (internals.charsetMapped() || this.terminal.modes.insertMode) return 0;
     return this.terminal.cols;
   }
 
   /** {@link lineFeedsForSkip}, read from the terminal. */
   private computeLineFeedsForSkip(): number | undefined {
     const internals = this.internals;
-    if (internals === undefined) return undefined;
-    if (internals.parser.currentState !== PARSER_GROUND) return undefined;
+    if (internals.parserState() !== ParserState.GROUND) return undefined;
     const rows = this.terminal.rows;
-    const active = internals.buffers.active;
-    if (active.scrollTop !== 0 || active.scrollBottom !== rows - 1) return undefined;
+    const region = internals.scrollRegion();
+    if (region.top !== 0 || region.bottom !== rows - 1) return undefined;
     // Every line feed at the bottom must rotate a full ring of exactly the visible rows. (An alternate
     // buffer activated after a shrink can keep a larger ring and grow instead.)
-    if (active.lines.length !== rows || active.lines.maxLength !== rows) return undefined;
+    const ring = internals.lineRing();
+    if (ring.length !== rows || ring.maxLength !== rows) return undefined;
     if (this.terminal.modes.reverseWraparoundMode) return undefined;
     const buffer = this.terminal.buffer.active;
     if (buffer.baseY !== 0) return undefined;
@@ -1082,18 +985,11 @@ export class TerminalReplier {
   /**
    * Parses everything fed so far now, held plain output included, so the terminal's state is that of
    * the stream's end (what {@link snapshot} serializes). Replies it makes are offered as any others.
-   * Synchronous: no output can be fed in between. Throws INTERNAL when xterm's write buffer is not
-   * the shape this version knows (a snapshot would be of an unknown point of the stream).
+   * Synchronous: no output can be fed in between.
    */
   flushSync(): void {
     if (this.disposed) return;
     const internals = this.internals;
-    if (internals?.drainWrites === undefined) {
-      throw new TerminalError(
-        'INTERNAL',
-        `cannot parse the terminal's pending output at once: @xterm/headless ${XTERM_VERSION} internals changed`,
-      );
-    }
     if (this.scheduled !== undefined) clearImmediate(this.scheduled);
     this.scheduled = undefined;
     this.parseAll = true;
@@ -1123,7 +1019,7 @@ export class TerminalReplier {
    * continue from (inside a sequence it would miss the sequence's start). Exact after {@link flushSync}.
    */
   get atGround(): boolean {
-    return this.internals !== undefined && this.internals.parser.currentState === PARSER_GROUND;
+    return this.internals.parserState() === ParserState.GROUND;
   }
 
   /**

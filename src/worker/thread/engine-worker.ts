@@ -46,9 +46,9 @@ export default async function runSessionTask(data: SessionTaskData): Promise<Ses
     status: async () => session.status(),
     resize: async (size) => session.resize(size),
     setLiveOutput: async (enabled) => session.setLiveOutput(enabled),
+    writePersonInput: (data) => session.writePersonInput(data),
     openRaw: (port) => session.openRaw(port),
     snapshot: async () => session.snapshot(),
-    writePersonInput: (data) => session.writePersonInput(data),
     close: (reason, graceMs) => session.close(reason, graceMs),
   };
   // Only a session of an engine made through the internal test entry can be told to crash its thread.

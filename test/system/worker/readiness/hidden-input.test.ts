@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { type TerminalSession, testEngine } from '../../../support/engine.js';
+import { startTestSshd } from '../../../support/sshd.js';
 
 let dir: string;
 beforeEach(() => {
@@ -96,4 +97,23 @@ it("never flags bash's prompt, zsh's prompt or the python REPL, even after outpu
   expect((await prompt(zsh, 'echo Password: $((6*7))')).inputHidden).toBeUndefined();
   const zle = await zsh.startSend({ text: 'echo "unfinished', timeoutMs: 10_000 }).done;
   expect(zle.inputHidden).toBeUndefined();
+});
+
+it("says 'likely' for a password prompt behind ssh, where the local flags show only ssh's raw mode", async () => {
+  const sshd = await startTestSshd();
+  try {
+    const session = await bash();
+    const [ssh, ...rest] = sshd.ssh(`read -s -p "Password: " pw; echo; echo got-\${#pw}`);
+    const quoted = [ssh!, '-tt', ...rest].map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(' ');
+    // The relay's silence tier settles it: the remote reader is out of sight.
+    const asked = await session.startSend({ text: quoted, timeoutMs: 15_000 }).done;
+    expect(asked.viewport).toMatch(/Password: $/);
+    expect(asked.waitReason).toBe('inferred_idle');
+    expect(asked.inputHidden).toBe('likely');
+    const answered = await session.startSend({ text: 'abc', timeoutMs: 15_000 }).done;
+    expect(answered.viewport).toMatch(/got-3/);
+    expect(answered.inputHidden).toBeUndefined();
+  } finally {
+    await sshd.stop();
+  }
 });

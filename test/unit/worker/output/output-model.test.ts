@@ -108,6 +108,15 @@ describe('output model: overwrite semantics', () => {
     expect(p.text()).toBe(`${long}\n1\n2\n3\n4\n`);
   });
 
+  it('a one-row screen commits a line that wraps (no row below it to go on in)', () => {
+    // Found by the replier's differential property once it drove the session's real pipeline: the
+    // row that scrolled off looked at the row below it, which a one-row screen does not have.
+    const p = pipeline(1, 18);
+    const stream = 'aaaaaaaéaaaaaa\x1b[Kaaaaa\r\nok\r\n';
+    for (const char of stream) p.push(char);
+    expect(p.text()).toBe('aaaaaaaéaaaaaaaaaaa\nok\n');
+  });
+
   it('a long line redrawn with cursor-up by a line editor reads as its final state', () => {
     // readline redraws a command line wider than the screen: up one row, CR, rewrite both rows.
     const command = `echo ${'a'.repeat(30)}`; // 35 columns on a 20-column screen

@@ -6,10 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveEngineConfig } from '../../../../src/shared/config.js';
 import { unenforcedLimits } from '../../../../src/shared/session-limits.js';
-import { LineRing } from '../../../../src/worker/output/line-ring.js';
-import { OutputWindow } from '../../../../src/worker/output/output-window.js';
+import { OutputPipeline } from '../../../../src/worker/output-pipeline.js';
 import type { ForegroundSample, ThreadWait } from '../../../../src/worker/proc/stdin-wait.js';
-import { PromptTracker } from '../../../../src/worker/readiness/prompt-tracker.js';
 import {
   baselineOf,
   judgeReadiness,
@@ -61,39 +59,46 @@ function judge(
   return judgeReadiness({ shellEditorCounts: true, ...input });
 }
 
-/** What the session feeds alongside a send: its scrollback and its prompt tracker. */
-const streams = new WeakMap<SendOperation, { ring: LineRing; prompt: PromptTracker }>();
+/** Each send environment's output pipeline: the session's own (output-pipeline.ts), not a copy. */
+const pipelines = new WeakMap<SendContext, OutputPipeline>();
+/** The send each environment's pipeline feeds. */
+const listeners = new WeakMap<SendContext, SendOperation>();
+/** The pipeline a send is fed through. */
+const pipelineOf = new WeakMap<SendOperation, OutputPipeline>();
 
 /** A send on `env`, cleaned up after the test; feed it with the helpers below. */
 function newOp(env: SendContext, options: ConstructorParameters<typeof SendOperation>[1]): SendOperation {
   const op = new SendOperation(env, options);
-  streams.set(op, { ring: rings.get(env)!, prompt: env.prompt });
+  listeners.set(env, op);
+  pipelineOf.set(op, pipelines.get(env)!);
   ops.push(op);
   return op;
 }
 
-/** The session's pipeline in small: an OSC payload (our marker or not). */
+/** Output as the pty hands it over: queued in the pipeline, processed by `endOfChunk` (or its turn). */
+function write(op: SendOperation, data: string): void {
+  pipelineOf.get(op)!.write(data);
+}
+
+/** An OSC (our marker or not), as the shell prints it. */
 function osc(op: SendOperation, payload: string): void {
-  if (streams.get(op)!.prompt.osc(payload)) op.markerArrived();
+  write(op, `\x1b]${payload}\x07`);
 }
 
-/** Printable text, through scrollback, tracker and send. */
+/** Printable text. */
 function text(op: SendOperation, s: string): void {
-  const stream = streams.get(op)!;
-  stream.ring.text(s);
-  stream.prompt.text(s);
-  op.text(s);
+  write(op, s);
 }
 
-/** A line end, through scrollback, tracker and send. */
+/** A line end, as a pty delivers it. */
 function newline(op: SendOperation): void {
-  const stream = streams.get(op)!;
-  stream.ring.newline();
-  stream.prompt.newline();
-  op.newline();
+  write(op, '\r\n');
 }
 
-const rings = new WeakMap<SendContext, LineRing>();
+/** The end of a pty read: the pipeline processes what was written (and tells the send). */
+function endOfChunk(op: SendOperation): void {
+  pipelineOf.get(op)!.flush();
+}
 
 /** A send environment whose foreground samples the test scripts. */
 function fakeEnvironment(overrides: Partial<SendContext> & { current: () => ForegroundSample | undefined }) {
@@ -103,12 +108,22 @@ function fakeEnvironment(overrides: Partial<SendContext> & { current: () => Fore
     pollIntervalMs: 20,
     timeoutMs: 5_000,
   });
-  const ring = new LineRing({ maxLines: 1_000, maxBytes: 65_536 });
-  const output = new OutputWindow(ring);
-  let cursor = output.mark();
-  const env: SendContext = {
+  let env: SendContext | undefined;
+  const pipeline = new OutputPipeline({
+    rows: 24,
+    cols: 80,
     config,
-    prompt: new PromptTracker(NONCE, bashDialect.prompt),
+    nonce: NONCE,
+    prompt: bashDialect.prompt,
+    replies: { offer: () => undefined, markerParsed: () => undefined },
+    listener: () => (env === undefined ? undefined : listeners.get(env)),
+  });
+  openPipelines.push(pipeline);
+  const output = pipeline.output;
+  let cursor = output.mark();
+  env = {
+    config,
+    prompt: pipeline.prompt,
     exactTier: true,
     resultCursor: () => cursor,
     advanceResultCursor: (mark) => {
@@ -122,14 +137,21 @@ function fakeEnvironment(overrides: Partial<SendContext> & { current: () => Fore
     foreground: () => undefined,
     status: () => ({ kind: 'running', containment: 'process-tree', limits: unenforcedLimits('no cgroups') }),
     output,
-    flushOutput: () => undefined,
     drainOutput: () => 'unavailable',
     lastReplyAt: () => Number.NEGATIVE_INFINITY,
     ...overrides,
+    // A test's own flush delivers what it scripted as read from the pty; the pipeline then processes
+    // everything read, as the session's flush does.
+    flushOutput: () => {
+      overrides.flushOutput?.();
+      pipeline.flush();
+    },
   };
-  rings.set(env, ring);
+  pipelines.set(env, pipeline);
   return env;
 }
+
+const openPipelines: OutputPipeline[] = [];
 
 /** bash blocked at its prompt, owning the terminal (no input can be typed ahead of a job). */
 const AT_PROMPT = sample(SHELL.pgrp, [thread(SHELL.pid, 'waiting', 1, 'pselect6')]);
@@ -137,6 +159,7 @@ const AT_PROMPT = sample(SHELL.pgrp, [thread(SHELL.pid, 'waiting', 1, 'pselect6'
 const ops: SendOperation[] = [];
 afterEach(() => {
   for (const op of ops.splice(0)) op.sessionExited(); // clears every timer the send armed
+  for (const pipeline of openPipelines.splice(0)) pipeline.dispose();
 });
 
 describe('judgeReadiness', () => {
@@ -291,7 +314,7 @@ describe('SendOperation races', () => {
     current = sample(200, [thread(200, 'not_waiting')]); // the job still owns the foreground
     osc(op, marker(7));
     text(op, '$ ');
-    op.endOfChunk();
+    endOfChunk(op);
     // Past the silence bound (150 ms) the candidate is kept for handoffGraceMs (200 ms) …
     await new Promise((resolve) => setTimeout(resolve, 220));
     expect(op.settled).toBe(false);
@@ -309,7 +332,7 @@ describe('SendOperation races', () => {
     current = sample(200, [thread(200, 'not_waiting')]);
     osc(op, marker(0));
     text(op, '$ ');
-    op.endOfChunk();
+    endOfChunk(op);
     const result = await op.done;
     expect(result.waitReason).toBe('inferred_idle');
     expect(result.exitCode).toBeUndefined(); // not proven: no marker status reported
@@ -321,7 +344,7 @@ describe('SendOperation races', () => {
     const op = newOp(fakeEnvironment({ current: () => current }), { text: 'abc', submit: false });
     await op.start(); // the baseline is taken here: thread 200 already waiting with 10 switches
     text(op, 'abc'); // the echo (canonical mode: the line discipline echoes, the reader sleeps on)
-    op.endOfChunk();
+    endOfChunk(op);
     const echoAt = performance.now();
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(op.settled).toBe(false);
@@ -336,12 +359,12 @@ describe('SendOperation races', () => {
     await op.start();
     current = sample(200, [thread(200, 'not_waiting', 11)]);
     text(op, '1+1');
-    op.endOfChunk();
+    endOfChunk(op);
     await new Promise((resolve) => setTimeout(resolve, 60));
     expect(op.settled).toBe(false);
     current = sample(200, [thread(200, 'waiting', 12)]);
     newline(op);
-    op.endOfChunk();
+    endOfChunk(op);
     expect((await op.done).waitReason).toBe('stdin_read');
   });
 
@@ -353,14 +376,14 @@ describe('SendOperation races', () => {
     await op.start();
     current = sample(SHELL.pgrp, [thread(SHELL.pid, 'waiting', 11, 'pselect6')]);
     text(op, 'echo x');
-    op.endOfChunk();
+    endOfChunk(op);
     await new Promise((resolve) => setTimeout(resolve, 60));
     expect(op.settled).toBe(false);
     // The Enter's echo arrived and the shell waits in its line editor again: a continuation prompt.
     newline(op);
     text(op, '> ');
     current = sample(SHELL.pgrp, [thread(SHELL.pid, 'waiting', 12, 'pselect6')]);
-    op.endOfChunk();
+    endOfChunk(op);
     expect((await op.done).waitReason).toBe('stdin_read');
   });
 
@@ -373,7 +396,7 @@ describe('SendOperation races', () => {
     });
     await seen.start();
     newline(seen);
-    seen.endOfChunk();
+    endOfChunk(seen);
     const running = await seen.done;
     expect(running.waitReason).toBe('running'); // silence (150 ms) did not settle it: the line ended
     expect(running.elapsedMs).toBeGreaterThanOrEqual(395);
@@ -395,7 +418,7 @@ describe('SendOperation races', () => {
     });
     await op.start();
     newline(op);
-    op.endOfChunk();
+    endOfChunk(op);
     const started = performance.now();
     const result = await op.done;
     expect(result.waitReason).toBe('inferred_idle');
@@ -415,7 +438,7 @@ describe('SendOperation races', () => {
     current = sample(200, [thread(200, 'waiting', 7)]);
     text(op, '\x1b[6n');
     replyAt = performance.now();
-    op.endOfChunk();
+    endOfChunk(op);
     const started = replyAt;
     const result = await op.done;
     expect(result.waitReason).toBe('stdin_read');
@@ -439,7 +462,7 @@ describe('SendOperation races', () => {
     current = sample(200, [thread(200, 'waiting', 7)]);
     text(op, 'read x'); // the echo, the send's first output: its writer may block moments later
     newline(op);
-    op.endOfChunk();
+    endOfChunk(op);
     for (let turn = 0; turn < 5 && !op.settled; turn++) await new Promise((r) => setImmediate(r));
     expect(op.settled).toBe(true);
     expect((await op.done).waitReason).toBe('stdin_read');
@@ -456,7 +479,7 @@ describe('SendOperation races', () => {
     await op.start();
     current = sample(200, [thread(200, 'waiting', 7)]);
     text(op, '>>> ');
-    op.endOfChunk();
+    endOfChunk(op);
     // Far past the confirm window (3 ms) with the same thread, counters and output: the kernel still
     // held output, so the prompt the reader printed may not be in the result yet.
     await new Promise((resolve) => setTimeout(resolve, 40));
@@ -479,7 +502,7 @@ describe('SendOperation races', () => {
     text(op, '42');
     newline(op);
     text(op, '>>> ');
-    op.endOfChunk();
+    endOfChunk(op);
     for (let turn = 0; turn < 5 && !op.settled; turn++) await new Promise((r) => setImmediate(r));
     expect(op.settled).toBe(true); // a typed-ahead line would wait out 15 ms first
     expect((await op.done).viewport).toBe('6*7\n42\n>>> ');
@@ -506,13 +529,13 @@ describe('SendOperation races', () => {
     current = sample(200, [thread(200, 'not_waiting', 8)]);
     text(op, '6*7');
     newline(op);
-    op.endOfChunk();
+    endOfChunk(op);
     rest = () => {
       current = sample(200, [thread(200, 'waiting', 9, 'pselect6')]);
       text(op, '42');
       newline(op);
       text(op, '>>> ');
-      op.endOfChunk();
+      endOfChunk(op);
     };
     for (let turn = 0; turn < 6 && !op.settled; turn++) await new Promise((r) => setImmediate(r));
     expect(op.settled).toBe(true); // not after QUIET_PROBE_MS
@@ -538,9 +561,8 @@ describe('SendOperation races', () => {
     await new Promise((resolve) => setTimeout(resolve, 5)); // the pause before the flood
     const started = performance.now();
     while (performance.now() - started < 20) {
-      const processingStartedAt = performance.now();
       text(op, 'x'.repeat(4096));
-      op.endOfChunk(processingStartedAt, 4096);
+      endOfChunk(op);
       await new Promise((resolve) => setImmediate(resolve));
     }
     expect(op.settled).toBe(false);
@@ -561,7 +583,7 @@ describe('SendOperation races', () => {
     current = sample(200, [thread(200, 'waiting', 7, 'pselect6')]);
     text(op, 'x = ');
     const echoAt = performance.now();
-    op.endOfChunk();
+    endOfChunk(op);
     expect((await op.done).waitReason).toBe('stdin_read');
     expect(performance.now() - echoAt).toBeGreaterThanOrEqual(15 - TIMER_SLACK_MS); // PENDING_INPUT_CONFIRM_MS
   });
@@ -574,7 +596,7 @@ describe('SendOperation races', () => {
     text(op, 'read x');
     newline(op);
     const echoAt = performance.now();
-    op.endOfChunk();
+    endOfChunk(op);
     expect((await op.done).waitReason).toBe('stdin_read');
     expect(performance.now() - echoAt).toBeGreaterThanOrEqual(3 - TIMER_SLACK_MS); // STDIN_CONFIRM_MS
   });
@@ -593,7 +615,7 @@ describe('SendOperation races', () => {
     current = sample(100, [thread(100, 'waiting', 2, 'pselect6')]);
     osc(op, marker(0, 4));
     text(op, '$ ');
-    op.endOfChunk();
+    endOfChunk(op);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(op.settled).toBe(false);
     // The shell reads the line, runs it, and shows its next prompt.
@@ -604,7 +626,7 @@ describe('SendOperation races', () => {
     osc(op, marker(0, 5));
     text(op, '$ ');
     current = sample(100, [thread(100, 'waiting', 3, 'pselect6')]);
-    op.endOfChunk();
+    endOfChunk(op);
     const result = await op.done;
     expect(result).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
     expect(result.viewport.split('\n')).toContain('hi');
@@ -622,7 +644,7 @@ describe('SendOperation races', () => {
     osc(op, marker(130));
     text(op, '$ ');
     current = sample(100, [thread(100, 'waiting', 6, 'pselect6')]);
-    op.endOfChunk();
+    endOfChunk(op);
     await new Promise((resolve) => setTimeout(resolve, 60));
     expect(op.settled).toBe(false);
     // readline gets the line: echo, output, the next prompt.
@@ -634,7 +656,7 @@ describe('SendOperation races', () => {
     osc(op, marker(0));
     text(op, '$ ');
     current = sample(100, [thread(100, 'waiting', 9, 'pselect6')]);
-    op.endOfChunk();
+    endOfChunk(op);
     const result = await op.done;
     expect(result).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
     expect(result.viewport.split('\n')).toContain('done');
@@ -671,7 +693,7 @@ describe('SendOperation races', () => {
     text(op, '$ ');
     current = sample(100, [thread(100, 'waiting', 5, 'pselect6')]);
     inKernel = () => text(op, 'echo d');
-    op.endOfChunk();
+    endOfChunk(op);
     for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
     expect(drains).toBeGreaterThan(0);
     expect(op.settled).toBe(false);
@@ -683,7 +705,7 @@ describe('SendOperation races', () => {
     osc(op, marker(0));
     text(op, '$ ');
     current = sample(100, [thread(100, 'waiting', 7, 'pselect6')]);
-    op.endOfChunk();
+    endOfChunk(op);
     expect(await op.done).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
   });
 
@@ -701,7 +723,7 @@ describe('SendOperation races', () => {
     // An old prompt (marker + PS1) arrives while replies drain, before the write: it must not count.
     osc(op, marker(0));
     text(op, '$ ');
-    op.endOfChunk();
+    endOfChunk(op);
     release();
     await started;
     await new Promise((resolve) => setTimeout(resolve, 60));

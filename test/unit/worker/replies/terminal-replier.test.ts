@@ -7,9 +7,10 @@
 import xtermHeadless, { type Terminal } from '@xterm/headless';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { resolveEngineConfig } from '../../../../src/shared/config.js';
 import { LineFeeds } from '../../../../src/worker/output/line-feeds.js';
 import { LineTextKind, lineTextKind } from '../../../../src/worker/output/line-text.js';
-import { OutputSanitizer, type SanitizerSink } from '../../../../src/worker/output/sanitizer.js';
+import { OutputPipeline } from '../../../../src/worker/output-pipeline.js';
 import { CarriageReturnCollapser } from '../../../../src/worker/replies/carriage-return-collapse.js';
 import { FrameCollapser } from '../../../../src/worker/replies/cursor-up-frame-collapse.js';
 import {
@@ -25,34 +26,34 @@ import {
   type TerminalReplierStats,
 } from '../../../../src/worker/replies/terminal-replier.js';
 
-/** A sanitizer sink that keeps nothing: the session's routing decision is all the tests need. */
-const DISCARDING_SINK: SanitizerSink = {
-  text: () => undefined,
-  newline: () => undefined,
-  rewriteLine: () => undefined,
-  textBlock: () => undefined,
-  osc: () => undefined,
-};
-
 /**
- * Feeds `chunk` to `subject` the way the session routes it (session.ts `processOutput`): line text
- * through `feedLineText` with the line feeds its scan found, styled line text (the sanitizer says the
- * whole chunk went the styled way) through `feedStyledLineText`, the rest through `feed`.
+ * The session's own output pipeline (output-pipeline.ts) around a terminal model, its replies recorded:
+ * what the session does to each pty read — classification, the sanitizer, the fast entries it picks —
+ * is the real code, not a copy of it. Disposed after the test.
  */
-function feedAsSession(
-  subject: TerminalReplier,
-  chunk: string,
-  sanitizer: OutputSanitizer,
-  lineFeeds: LineFeeds,
-): void {
-  const kind = lineTextKind(chunk, lineFeeds);
-  if (kind !== LineTextKind.None) {
-    const known = lineFeeds.known;
-    sanitizer.pushLineText(chunk, DISCARDING_SINK, kind === LineTextKind.Ascii, known);
-    subject.feedLineText(chunk, known);
-  } else if (sanitizer.pushStyled(chunk, DISCARDING_SINK, lineFeeds) === 'whole') {
-    subject.feedStyledLineText(chunk);
-  } else subject.feed(chunk);
+function sessionPipeline(
+  cols = 80,
+  rows = 24,
+  disposeAfterTest = true,
+): { pipeline: OutputPipeline; replier: TerminalReplier; replies: string[] } {
+  const replies: string[] = [];
+  const pipeline = new OutputPipeline({
+    rows,
+    cols,
+    config: resolveEngineConfig({}),
+    nonce: 'feedface',
+    prompt: '$ ',
+    replies: { offer: (data) => replies.push(data), markerParsed: () => undefined },
+    listener: () => undefined,
+  });
+  if (disposeAfterTest) open.push(pipeline);
+  return { pipeline, replier: Reflect.get(pipeline, 'replier') as TerminalReplier, replies };
+}
+
+/** Feeds `chunk` through `pipeline` as one pty read, processed at once. */
+function feedAsSession(pipeline: OutputPipeline, chunk: string): void {
+  pipeline.write(chunk);
+  pipeline.flush();
 }
 
 const CPR = '\x1b[6n';
@@ -244,7 +245,6 @@ describe('TerminalReplier idle signalling and batching', () => {
     await r.whenIdle();
     await written(reference.terminal, flood);
     expect(replies).toEqual(reference.replies);
-    expect(r.fastPathAvailable).toBe(true);
     expect(r.stats.charsFed).toBe(flood.length);
     expect(r.stats.charsParsed).toBeLessThan(flood.length / 20);
   });
@@ -288,14 +288,10 @@ describe('TerminalReplier idle signalling and batching', () => {
       .split('\r\n')
       .map((line, i) => `${colors[i % colors.length]}${line.slice(0, 8)}\x1b[0m${line.slice(8)}`)
       .join('\r\n');
-    const { replier: r, replies } = replier(160, 40);
+    const { pipeline, replier: r, replies } = sessionPipeline(160, 40);
     const reference = referenceTerminal(160, 40);
-    const sanitizer = new OutputSanitizer({ maxPendingChars: 4096 });
-    const lineFeeds = new LineFeeds();
     const scan = vi.spyOn(PlainRunScanner.prototype, 'scan');
-    for (let at = 0; at < flood.length; at += 4096) {
-      feedAsSession(r, flood.slice(at, at + 4096), sanitizer, lineFeeds);
-    }
+    for (let at = 0; at < flood.length; at += 4096) feedAsSession(pipeline, flood.slice(at, at + 4096));
     const scannedChars = scan.mock.calls.reduce((sum, [text, from]) => sum + text.length - from, 0);
     scan.mockRestore();
     r.feed(`\x1b[0mtail${CPR}`);
@@ -323,18 +319,25 @@ describe('TerminalReplier idle signalling and batching', () => {
     const flood = progressBars(151_500);
     const lineFeeds = new LineFeeds();
     for (const route of ['feed', 'lineText', 'session'] as const) {
-      const { replier: r, replies } = replier(120, 30);
+      const {
+        pipeline,
+        replier: r,
+        replies,
+      } = route === 'session' ? sessionPipeline(120, 30) : { ...replier(120, 30), pipeline: undefined };
       const reference = referenceTerminal(120, 30);
-      r.feed('\x1b[1;33m');
+      const feedOther = (chunk: string) =>
+        pipeline === undefined ? r.feed(chunk) : feedAsSession(pipeline, chunk);
+      feedOther('\x1b[1;33m');
       for (let at = 0; at < flood.length; at += 4096) {
         const chunk = flood.slice(at, at + 4096);
         if (route === 'feed') r.feed(chunk);
+        else if (pipeline !== undefined) feedAsSession(pipeline, chunk);
         else {
           expect(lineTextKind(chunk, lineFeeds)).toBe(LineTextKind.Ascii);
-          r.feedLineText(chunk, route === 'session' ? lineFeeds.known : undefined);
+          r.feedLineText(chunk);
         }
       }
-      r.feed(`\x1b[0mtail${CPR}`);
+      feedOther(`\x1b[0mtail${CPR}`);
       await r.whenIdle();
       await written(reference.terminal, `\x1b[1;33m${flood}\x1b[0mtail${CPR}`);
       expect(replies, route).toEqual(reference.replies);
@@ -739,17 +742,17 @@ describe('cursor-up frame collapse (each case fails if its check is removed)', (
 
   it('collapses a cursor-up progress flood, parsing a small part of it, and answers like a full parse', async () => {
     const flood = cursorUpFrames(12_000, 6, 100); // ~6 MB
-    const lineFeeds = new LineFeeds();
     for (const route of ['feed', 'session'] as const) {
-      const { replier: r, replies } = replier(120, 30);
+      const {
+        pipeline,
+        replier: r,
+        replies,
+      } = route === 'session' ? sessionPipeline(120, 30) : { ...replier(120, 30), pipeline: undefined };
       const reference = referenceTerminal(120, 30);
-      const sanitizer = new OutputSanitizer({ maxPendingChars: 1 << 16 });
-      for (let at = 0; at < flood.length; at += 65536) {
-        const chunk = flood.slice(at, at + 65536);
-        if (route === 'feed') r.feed(chunk);
-        else feedAsSession(r, chunk, sanitizer, lineFeeds);
-      }
-      r.feed(`tail${CPR}`);
+      const feedChunk = (chunk: string) =>
+        pipeline === undefined ? r.feed(chunk) : feedAsSession(pipeline, chunk);
+      for (let at = 0; at < flood.length; at += 65536) feedChunk(flood.slice(at, at + 65536));
+      feedChunk(`tail${CPR}`);
       await r.whenIdle();
       await written(reference.terminal, `${flood}tail${CPR}`);
       expect(replies, route).toEqual(reference.replies);
@@ -1132,8 +1135,8 @@ function screenState(terminal: Terminal): unknown {
 }
 
 /**
- * How the property feeds chunks: all through `feed`; line text through `feedLineText`; and as the session
- * routes them (line feeds known, styled line text through `feedStyledLineText`).
+ * How the property feeds chunks: all through `feed`; line text through `feedLineText`; and through the
+ * session's own pipeline (its classification picks the entries).
  */
 const ROUTES = ['feed', 'lineText', 'session'] as const;
 
@@ -1168,10 +1171,11 @@ async function expectAgreementWithReference(
   );
   // Close with a final cursor report so a divergent end state shows in the replies too.
   stream.push({ kind: 'data', data: CPR });
-  const replies: string[] = [];
-  const subject = new TerminalReplier({ cols, rows, reply: (data) => replies.push(data) });
+  const session = route === 'session' ? sessionPipeline(cols, rows, false) : undefined;
+  const replies: string[] = session?.replies ?? [];
+  const subject =
+    session?.replier ?? new TerminalReplier({ cols, rows, reply: (data) => replies.push(data) });
   const reference = createReference(cols, rows);
-  const sanitizer = new OutputSanitizer({ maxPendingChars: 1 << 16 });
   const lineFeeds = new LineFeeds();
   try {
     let cutIndex = 0;
@@ -1183,7 +1187,8 @@ async function expectAgreementWithReference(
     };
     for (const item of stream) {
       if (item.kind === 'resize') {
-        subject.resize(item.cols, item.rows);
+        if (session === undefined) subject.resize(item.cols, item.rows);
+        else session.pipeline.resize({ cols: item.cols, rows: item.rows }, () => undefined);
         await flushReference();
         reference.terminal.resize(item.cols, item.rows);
         continue;
@@ -1194,9 +1199,9 @@ async function expectAgreementWithReference(
         cutIndex += 1;
         const chunk = item.data.slice(at, at + size);
         at += size;
-        // Routed as the session does: line text through the fast entry (with the line feeds its scan
-        // found, for ASCII), the rest through feed.
-        if (route === 'session') feedAsSession(subject, chunk, sanitizer, lineFeeds);
+        // Through the session's own pipeline, or by hand: line text through the fast entry, the rest
+        // through feed.
+        if (session !== undefined) feedAsSession(session.pipeline, chunk);
         else {
           const kind = route === 'feed' ? LineTextKind.None : lineTextKind(chunk, lineFeeds);
           if (kind === LineTextKind.None) subject.feed(chunk);
@@ -1218,6 +1223,7 @@ async function expectAgreementWithReference(
     );
     return subject.stats;
   } finally {
+    session?.pipeline.dispose();
     subject.dispose();
     reference.terminal.dispose();
   }

@@ -1,0 +1,172 @@
+/**
+ * The one place that reads @xterm/headless internals — what its public API does not offer and the
+ * terminal model's fast paths and snapshots need: the parser's state and transition table, the active
+ * buffer's scroll region and line ring, the character set in use, the synchronous parse (`writeSync`,
+ * deprecated in xterm 6) and the write buffer behind `write()`.
+ *
+ * Every shape is checked when a terminal is made, the transition table by transitions whose meaning is
+ * fixed (ESC enters the escape state, `]` there starts an OSC, a letter prints in ground). Anything
+ * else fails closed: TerminalError('INTERNAL') naming the installed and the known xterm version. A
+ * fast path reading a changed shape would give wrong answers (a reply missed, a screen off by a line),
+ * which is worse than a session that refuses to start.
+ */
+import { createRequire } from 'node:module';
+import type { Terminal } from '@xterm/headless';
+import { TerminalError } from '../../shared/errors.js';
+
+/** The @xterm/headless version whose internals this module knows. */
+export const KNOWN_XTERM_VERSION = '6.0.0';
+
+/** xterm's parser states (`ParserState`) read here. */
+export const ParserState = { GROUND: 0, ESCAPE: 1, OSC_STRING: 8 } as const;
+/** xterm's parser actions (`ParserAction`) checked here. */
+const ACTION_PRINT = 2;
+/** States in xterm 6's table: one row of 256 classes each, `action << 4 | next state` per entry. */
+const TABLE_STATES = 14;
+
+/** What the terminal model reads from xterm beyond its public API. */
+export interface XtermInternals {
+  /** The parser's state now (`ParserState`). */
+  parserState(): number;
+  /** The transition table: `state << 8 | class` → `action << 4 | next state`. */
+  readonly transitionTable: Uint8Array;
+  /** The active buffer's scroll region (0-based rows, inclusive). */
+  scrollRegion(): { top: number; bottom: number };
+  /** The active buffer's line ring: lines held and its capacity. */
+  lineRing(): { length: number; maxLength: number };
+  /** Whether printed characters are mapped by a character set other than the default one. */
+  charsetMapped(): boolean;
+  /** Parses `data` at once (xterm's write buffer must be empty: no `write()` in flight). */
+  writeSync(data: string): void;
+  /**
+   * Parses now what xterm's write buffer still holds, calling each entry's callback in order, so the
+   * terminal is idle afterwards.
+   */
+  drainWrites(): void;
+}
+
+/** The installed @xterm/headless version, as its package says. */
+function installedVersion(): string {
+  try {
+    const require = createRequire(import.meta.url);
+    return String((require('@xterm/headless/package.json') as { version?: unknown }).version);
+  } catch {
+    return 'of unknown version';
+  }
+}
+
+/** The internals of `terminal`; throws TerminalError('INTERNAL') when their shape is not the known one. */
+export function xtermInternals(terminal: Terminal): XtermInternals {
+  const found = reach(terminal);
+  if (typeof found === 'string') {
+    throw new TerminalError(
+      'INTERNAL',
+      `@xterm/headless ${installedVersion()} changed what agent-pty reads of its internals (known: ` +
+        `${KNOWN_XTERM_VERSION}): ${found}. Install the @xterm/headless version agent-pty depends on.`,
+    );
+  }
+  return found;
+}
+
+type Shape = Partial<Record<string, unknown>> | undefined;
+
+/** The internals, or what differs from the known shape. */
+function reach(terminal: Terminal): XtermInternals | string {
+  const core = (terminal as unknown as { _core?: Shape })._core;
+  if (typeof core !== 'object' || core === null) return 'no _core';
+  const parser = (core._inputHandler as Shape)?._parser as Shape;
+  if (typeof parser?.currentState !== 'number') return 'no _inputHandler._parser.currentState';
+  const table = (parser._transitions as Shape)?.table;
+  if (!(table instanceof Uint8Array)) return 'no _parser._transitions.table';
+  const layout = tableProblem(table);
+  if (layout !== undefined) return `the transition table ${layout}`;
+  const buffers = core.buffers as Shape;
+  const activeBuffer = (): Shape => buffers?.active as Shape;
+  const active = activeBuffer();
+  if (typeof active?.scrollTop !== 'number' || typeof active.scrollBottom !== 'number') {
+    return 'no buffers.active.scrollTop/scrollBottom';
+  }
+  const lines = active.lines as Shape;
+  if (typeof lines?.length !== 'number' || typeof lines.maxLength !== 'number') {
+    return 'no buffers.active.lines.length/maxLength';
+  }
+  const writeSync = core.writeSync;
+  if (typeof writeSync !== 'function') return 'no writeSync';
+  const charsets = core._charsetService as Shape;
+  // `charset` exists once a character set was designated; until then the default one maps nothing.
+  if (typeof charsets?.glevel !== 'number') return 'no _charsetService.glevel';
+  const writeBuffer = core._writeBuffer as Shape;
+  if (!Array.isArray(writeBuffer?._writeBuffer) || !Array.isArray(writeBuffer._callbacks)) {
+    return 'no _writeBuffer._writeBuffer/_callbacks';
+  }
+  if (typeof writeBuffer._bufferOffset !== 'number' || typeof writeBuffer._pendingData !== 'number') {
+    return 'no _writeBuffer._bufferOffset/_pendingData';
+  }
+  const sync = (data: string): void => {
+    writeSync.call(core, data);
+  };
+  return {
+    parserState: () => parser.currentState as number,
+    transitionTable: table,
+    scrollRegion: () => {
+      const buffer = activeBuffer() as { scrollTop: number; scrollBottom: number };
+      return { top: buffer.scrollTop, bottom: buffer.scrollBottom };
+    },
+    lineRing: () => {
+      const ring = activeBuffer()?.lines as { length: number; maxLength: number };
+      return { length: ring.length, maxLength: ring.maxLength };
+    },
+    charsetMapped: () => charsets.charset !== undefined,
+    writeSync: sync,
+    drainWrites: writeBufferDrain(writeBuffer as unknown as WriteBufferState, sync),
+  };
+}
+
+/** What is wrong with `table` as xterm 6's transition table, or undefined when its layout holds. */
+export function tableProblem(table: Uint8Array): string | undefined {
+  if (table.length < TABLE_STATES << 8)
+    return `holds ${table.length} entries, fewer than ${TABLE_STATES} × 256`;
+  const next = (state: number, code: number) => table[(state << 8) | code]! & 15;
+  const action = (state: number, code: number) => table[(state << 8) | code]! >> 4;
+  if (next(ParserState.GROUND, 0x1b) !== ParserState.ESCAPE) return 'does not take ESC to the escape state';
+  if (next(ParserState.ESCAPE, 0x5d) !== ParserState.OSC_STRING) return 'does not start an OSC at ESC ]';
+  if (
+    next(ParserState.GROUND, 0x61) !== ParserState.GROUND ||
+    action(ParserState.GROUND, 0x61) !== ACTION_PRINT
+  ) {
+    return 'does not print a letter in ground';
+  }
+  return undefined;
+}
+
+/**
+ * xterm 6's `WriteBuffer`: `_writeBuffer[i]` with its callback `_callbacks[i]`; entries before
+ * `_bufferOffset` are parsed already but stay in the arrays when an asynchronous parse slice ran out of
+ * time, and `_pendingData` counts what is unparsed.
+ */
+interface WriteBufferState {
+  _writeBuffer: string[];
+  _callbacks: ((() => void) | undefined)[];
+  _bufferOffset: number;
+  _pendingData: number;
+}
+
+/**
+ * The drain takes the unparsed entries out (the buffer is then empty, and the parse slice xterm has
+ * scheduled finds nothing to do), parses each with a sync write and calls its callback, in order.
+ */
+function writeBufferDrain(state: WriteBufferState, sync: (data: string) => void): () => void {
+  return () => {
+    const offset = Math.min(state._bufferOffset, state._writeBuffer.length);
+    const chunks = state._writeBuffer.slice(offset);
+    const callbacks = state._callbacks.slice(offset);
+    state._writeBuffer.length = 0;
+    state._callbacks.length = 0;
+    state._bufferOffset = 0;
+    state._pendingData = 0;
+    chunks.forEach((chunk, index) => {
+      sync(chunk);
+      callbacks[index]?.();
+    });
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * The one module that reads @xterm/headless internals: it works on the installed xterm, and a changed
+ * shape — a renamed field, a deprecated method removed, a transition table laid out differently —
+ * fails closed with TerminalError('INTERNAL') naming the versions, never a wrong answer.
+ */
+import xtermHeadless, { type Terminal } from '@xterm/headless';
+import { afterEach, describe, expect, it } from 'vitest';
+import { replierTerminalOptions, TerminalReplier } from '../../../../src/worker/replies/terminal-replier.js';
+import {
+  KNOWN_XTERM_VERSION,
+  ParserState,
+  tableProblem,
+  xtermInternals,
+} from '../../../../src/worker/replies/xterm-internals.js';
+
+const terminals: Terminal[] = [];
+afterEach(() => {
+  for (const terminal of terminals.splice(0)) terminal.dispose();
+});
+
+function terminal(): Terminal {
+  const made = new xtermHeadless.Terminal(replierTerminalOptions(20, 5));
+  terminals.push(made);
+  return made;
+}
+
+/** The terminal's `_core`, to change its shape as another xterm version might. */
+function core(of: Terminal): Record<string, unknown> {
+  return (of as unknown as { _core: Record<string, unknown> })._core;
+}
+
+function parserOf(of: Terminal): { _transitions: { table: Uint8Array } } {
+  return (core(of)._inputHandler as { _parser: { _transitions: { table: Uint8Array } } })._parser;
+}
+
+const FAILS_CLOSED = expect.objectContaining({
+  code: 'INTERNAL',
+  message: expect.stringContaining(`known: ${KNOWN_XTERM_VERSION}`),
+});
+
+describe('xterm internals', () => {
+  it('reads the installed xterm: parser state, scroll region, line ring, sync parse and drain', async () => {
+    const subject = terminal();
+    const internals = xtermInternals(subject);
+    expect(internals.parserState()).toBe(ParserState.GROUND);
+    expect(internals.scrollRegion()).toEqual({ top: 0, bottom: 4 });
+    expect(internals.lineRing()).toEqual({ length: 5, maxLength: 5 });
+    expect(internals.charsetMapped()).toBe(false);
+    internals.writeSync('\x1b]0;open');
+    expect(internals.parserState()).toBe(ParserState.OSC_STRING);
+    internals.writeSync('\x07\x1b[2;4r\x1b(0');
+    expect(internals.scrollRegion()).toEqual({ top: 1, bottom: 3 });
+    expect(internals.charsetMapped()).toBe(true);
+    // A write() waits for xterm's timer; the drain parses it now and calls its callback.
+    let called = false;
+    subject.write('\x1b(B\x1b[rabc', () => {
+      called = true;
+    });
+    internals.drainWrites();
+    expect(called).toBe(true);
+    expect(subject.buffer.active.getLine(0)?.translateToString(true)).toBe('abc');
+    await new Promise((resolve) => setTimeout(resolve, 5)); // xterm's own timer finds nothing left
+    expect(subject.buffer.active.getLine(0)?.translateToString(true)).toBe('abc');
+  });
+
+  it('a transition table laid out differently fails closed', () => {
+    const subject = terminal();
+    // xterm shares one table among its terminals: it is put back below.
+    const transitions = parserOf(subject)._transitions;
+    const table = transitions.table;
+    // Another packing of the same information (state and action swapped).
+    transitions.table = table.map((entry) => ((entry & 15) << 4) | (entry >> 4));
+    try {
+      expect(() => xtermInternals(subject)).toThrow(FAILS_CLOSED);
+      expect(tableProblem(transitions.table)).toBeDefined();
+    } finally {
+      transitions.table = table;
+    }
+    expect(tableProblem(table)).toBeUndefined();
+    expect(tableProblem(new Uint8Array(16))).toMatch(/fewer than/);
+  });
+
+  it('a removed writeSync or a renamed write buffer fails closed', () => {
+    const withoutSync = terminal();
+    core(withoutSync).writeSync = undefined;
+    expect(() => xtermInternals(withoutSync)).toThrow(FAILS_CLOSED);
+    const renamed = terminal();
+    core(renamed)._writeBuffer = { queue: [] };
+    expect(() => xtermInternals(renamed)).toThrow(FAILS_CLOSED);
+    const noCore = { _core: undefined } as unknown as Terminal;
+    expect(() => xtermInternals(noCore)).toThrow(FAILS_CLOSED);
+  });
+
+  it('the terminal model refuses to start on a changed xterm rather than answer wrongly', () => {
+    const transitions = parserOf(terminal())._transitions;
+    const table = transitions.table;
+    transitions.table = new Uint8Array(table.length); // every transition gone
+    try {
+      expect(() => new TerminalReplier({ cols: 20, rows: 5, reply: () => undefined })).toThrow(FAILS_CLOSED);
+    } finally {
+      transitions.table = table;
+    }
+    new TerminalReplier({ cols: 20, rows: 5, reply: () => undefined }).dispose();
+  });
+});
