@@ -34,6 +34,7 @@ const BENCHMARKS = [
   'shapes',
   'scale',
   'worlds',
+  'daemon',
   'limits',
 ];
 /** Handles Node itself keeps open (stdio, a pending fs write): not leaks. */

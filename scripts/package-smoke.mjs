@@ -7,6 +7,7 @@
  * - the README's engine example runs as written (`import { createPtyEngine } from 'agent-pty'`);
  * - `npx agent-pty --version`; `npx agent-pty mcp` answers initialize and tools/list over stdio and
  *   runs a command in a terminal it opens;
+ * - the watch page's assets (web/ and @xterm/xterm) are found in the installed copy;
  * - the walls hold in the installed copy: test/system/worker/pty/descriptors.test.ts and test/system/worker/pty/pty-exit-callback.test.ts
  *   run against it (AGENT_PTY_UNDER_TEST, test/support/package-under-test.ts);
  * - `npm install -g --prefix DIR` gives a working `agent-pty`;
@@ -179,6 +180,27 @@ async function main() {
   check(npxVersion === VERSION, `npx agent-pty --version prints ${VERSION} (${npxVersion})`);
   pass(`npx agent-pty --version: ${npxVersion}`);
   await checkMcp('npx agent-pty mcp', 'npx', ['agent-pty', 'mcp'], project);
+
+  // The watch page (SPEC §13) is served from the installed package: its own files and xterm's build.
+  const assets = run(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      "const { watchAsset } = await import('./node_modules/agent-pty/dist/main/watch/watch-assets.js');" +
+        "for (const p of ['/', '/assets/watch.js', '/assets/watch.css', '/assets/xterm.js', '/assets/xterm.css'])" +
+        ' console.log(p, watchAsset(p)?.body.length ?? 0);',
+    ],
+    { cwd: project },
+  );
+  check(
+    assets
+      .trim()
+      .split('\n')
+      .every((line) => Number(line.split(' ')[1]) > 0),
+    `every asset of the watch page is in the installed package (${assets})`,
+  );
+  pass('the watch page and @xterm/xterm are served from the installed copy');
 
   // The walls, tested where the package landed (the test files and vitest come from this repository).
   run(

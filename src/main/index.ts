@@ -52,9 +52,16 @@ export { type BubblewrapOptions, createBubblewrapSandbox } from './sandbox/bubbl
 export { runTerminalTool, TERMINAL_TOOLS, type TerminalToolOutcome } from './tools/catalog.js';
 export { TERMINAL_TOOLS_GUIDANCE } from './tools/guidance.js';
 export { DEFAULT_MAX_RESULT_BYTES, type TerminalTool, type TerminalToolContext } from './tools/tool.js';
-// Execution worlds (§10): the engine API over `agent-pty serve --stdio`.
+// Execution worlds (§10) and the daemon (§12): the engine API over `serve --stdio` or a daemon's socket.
 export {
+  type AttachTarget,
+  type CommandEngineOptions,
   createRemoteEngine,
+  type DaemonEngineApi,
+  type RemoteEngine,
   type RemoteEngineInternals,
   type RemoteEngineOptions,
+  type SocketEngineOptions,
 } from './worlds/remote-engine.js';
+export { defaultSocketPath } from './worlds/socket-directory.js';
+export type { WorldSession as RemoteSession } from './worlds/world-session.js';

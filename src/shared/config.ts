@@ -63,6 +63,11 @@ export const engineConfigSchema = z
     engineMemoryBytes: positiveInt.optional(),
     /** Process/thread limit of one session's cgroup. Default: the larger of 4 096 and 64 × CPUs. */
     sessionPids: positiveInt.min(MIN_SESSION_PIDS).optional(),
+    /**
+     * Daemon (SPEC §12): a session no client is attached to closes this long after its last detach
+     * (attaching resets it, output does not); 0 = never.
+     */
+    detachedTtlMs: nonNegativeInt.default(86_400_000),
     /** Open sessions per engine; one more is refused with SESSION_LIMIT. */
     maxSessions: positiveInt.default(256),
     /** Largest `rows × cols` of one terminal: the screen models hold that many cells. */

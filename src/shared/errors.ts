@@ -47,12 +47,18 @@ export type TerminalErrorCode =
   | 'KEY_REFUSED'
   /** A count limit was reached: the engine's `maxSessions`, or an MCP connection's `--max-sessions`. */
   | 'SESSION_LIMIT'
+  /** A session `name` is already open in this engine (or, on a daemon, in the client's scope). */
+  | 'NAME_TAKEN'
+  /** The session is attached to another client of the daemon; attach with `steal` to take it (SPEC §12). */
+  | 'SESSION_ATTACHED'
   /** The operation was aborted by the caller. */
   | 'ABORTED'
   /** The link to an execution world (SPEC §10) closed, was cut or stopped answering; the call's outcome is unknown. */
   | 'TRANSPORT_CLOSED'
   /** The two ends of an execution world's link speak different protocol versions (the message names both). */
   | 'PROTOCOL_MISMATCH'
+  /** A person holds the session's keyboard (SPEC §13): the model's signal, keys and resize wait for hand-back. */
+  | 'HUMAN_HOLDS'
   /** An invariant broke inside the engine; this is a bug. */
   | 'INTERNAL';
 

@@ -44,6 +44,8 @@ export interface SessionLaunchSpec {
   cwd: string;
   /** Caller's explicit environment, applied after scrubbing. */
   env: Record<string, string> | undefined;
+  /** The environment to start from instead of the engine process's own (scrubbed alike; SPEC §12). */
+  baseEnv?: Record<string, string>;
   /** Shell dialect. */
   dialect: Dialect;
   /** Terminal size. */
@@ -143,6 +145,11 @@ export interface SessionThreadApi {
   status(): Promise<SessionStatus>;
   /** Resizes the pty and the screen models; INVALID_ARGUMENT for a size that is not positive integers. */
   resize(size: TerminalSize): Promise<void>;
+  /**
+   * Writes a person's input (SPEC §13: the holder of the keyboard) straight to the pty, past the send
+   * slot; nothing of it is kept. Resolves once written.
+   */
+  writePersonInput(data: string): Promise<void>;
   /** Turns live output publishing (the data plane) on or off. */
   setLiveOutput(enabled: boolean): Promise<void>;
   /**

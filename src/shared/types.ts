@@ -36,7 +36,9 @@ export type WaitReason =
   /** Not proven: the wait bound passed and the foreground state could not be read. */
   | 'timeout'
   /** The shell exited or the session was closed. */
-  | 'session_exit';
+  | 'session_exit'
+  /** A person holds the keyboard (SPEC §13): nothing of this send was written. */
+  | 'human';
 
 /** Names of the signals `session.signal()` delivers. */
 export type SignalName = 'SIGINT' | 'SIGTERM' | 'SIGKILL' | 'SIGTSTP' | 'SIGHUP';
@@ -125,6 +127,11 @@ export interface SpawnOptions {
   cwd?: string;
   /** Extra environment variables, applied after credential scrubbing. */
   env?: Record<string, string>;
+  /**
+   * The environment the shell starts from instead of this process's own (credential-scrubbed the same
+   * way): a daemon spawns with its client's environment, never its own (SPEC §12).
+   */
+  baseEnv?: Record<string, string>;
   /** Human-readable name shown in listings. */
   name?: string;
   /** Shell dialect (default: the engine's `dialect`). */
@@ -368,6 +375,8 @@ export interface SessionListing {
   busy: boolean;
   /** The sandbox mode, or `unconfined`. */
   mode: SandboxMode | 'unconfined';
+  /** The shell's dialect (a daemon of an older version may leave it out). */
+  dialect?: Dialect;
   /** Present while a person holds the keyboard. */
   heldSince?: number;
 }
@@ -451,6 +460,12 @@ export interface TerminalSession {
   snapshot(): Promise<TerminalSnapshot>;
   /** Tears the process tree down; retries if an earlier close failed. */
   close(reason?: string, options?: CloseOptions): Promise<SessionOutcome>;
+  /**
+   * Gives a person the keyboard (SPEC §13): one holder per session; a held session refuses another
+   * (`HUMAN_HOLDS`) unless `force`. While held the model's sends with input wait, its signals, keys
+   * and resizes are refused.
+   */
+  takeKeyboard(options: TakeKeyboardOptions): Promise<KeyboardHold>;
 }
 
 /** The engine: spawns sessions on its threads and closes them all on `close()`. */
@@ -459,6 +474,8 @@ export interface PtyEngine {
   spawn(options?: SpawnOptions, signal?: AbortSignal): Promise<TerminalSession>;
   /** Live sessions of this engine: this client's handles. */
   sessions(): TerminalSession[];
+  /** Every session this client may see (SPEC §12); on an in-process engine its own, all attached. */
+  list(): Promise<SessionListing[]>;
   /** Closes every session, then the engine threads. Idempotent (the first call's options hold). */
   close(options?: CloseOptions): Promise<void>;
 }

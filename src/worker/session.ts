@@ -55,6 +55,8 @@ import { waitSyscallTable } from './proc/syscall-table.js';
 import { ptyBinding } from './pty/pty-binding.js';
 import { PtyInputWriter, type WriteOutcome } from './pty/pty-input-writer.js';
 import { type DrainOutcome, nodePtyReadStream, PtyOutputDrain } from './pty/pty-output-drain.js';
+import { readTerminalLocalFlags, type TerminalLocalFlags } from './pty/terminal-local-flags.js';
+import { HiddenInputVerdicts } from './readiness/hidden-input.js';
 import { createNonce } from './readiness/prompt-marker.js';
 import type { PromptCandidate } from './readiness/prompt-tracker.js';
 import type { ShellIdentity } from './readiness/readiness.js';
@@ -118,6 +120,8 @@ export class SessionCore extends DisposableOwner {
   private slot: SendSlot | undefined;
   private startupDeadline = 0;
   private readonly settledSends = new Map<number, SendOperation>();
+  /** Whether each result's program waits for hidden input (SPEC §13), judged once per send. */
+  private readonly hiddenInput = new HiddenInputVerdicts();
   /** The limit events each result reported (`null`: none), so a result asked for twice stays the same. */
   private readonly resultEvents = new WeakMap<SendOperation, LimitEvents | null>();
   private exitStatus: SessionStatus = {
@@ -201,7 +205,7 @@ export class SessionCore extends DisposableOwner {
     if (file === undefined) throw new TerminalError('SPAWN_FAILED', 'empty argv');
     // Loaded before anything is created: a missing native module rejects with nothing to undo.
     const { nodePty } = ptyBinding();
-    const env = buildShellEnvironment(process.env, spec.env, installation.environment);
+    const env = buildShellEnvironment(spec.baseEnv ?? process.env, spec.env, installation.environment);
     for (const name of installation.withoutVariables) delete env[name];
     // The launcher joins the cgroups before it execs the argv: a child forked before a move would escape.
     const limits = spec.limits ?? {
@@ -425,7 +429,8 @@ export class SessionCore extends DisposableOwner {
   /** Result of send `id`, with the rendered screen while a full-screen program owns the terminal. */
   async awaitSend(id: number): Promise<TerminalSendResult> {
     const op = this.sendById(id);
-    const result = this.withLimitEvents(op, await op.done);
+    const settled = this.withLimitEvents(op, await op.done);
+    const result = this.hiddenInput.apply(op, settled, () => this.localFlags());
     if (!this.pipeline.alternateScreen) return result;
     const screen = await this.pipeline.renderedScreen();
     return screen === undefined ? result : { ...result, screen };
@@ -442,6 +447,17 @@ export class SessionCore extends DisposableOwner {
       this.resultEvents.set(op, events);
     }
     return events === null ? result : { ...result, limitEvents: events };
+  }
+
+  /** The terminal's ICANON/ECHO now, read from the master (undefined once it is gone). */
+  private localFlags(): TerminalLocalFlags | undefined {
+    const fd = (this.term as UnixPtyExtras | undefined)?.fd;
+    if (fd === undefined || this.exitStatus.kind === 'exited') return undefined;
+    try {
+      return readTerminalLocalFlags(fd);
+    } catch {
+      return undefined; // unreadable state is never positive evidence (SPEC §4.2)
+    }
   }
 
   /** Output of send `id` since the previous call. */
@@ -511,6 +527,19 @@ export class SessionCore extends DisposableOwner {
   /** Whether the shell is alive. */
   status(): SessionStatus {
     return this.exitStatus;
+  }
+
+  /**
+   * A person's input (SPEC §13): written to the pty past the send slot, so it reaches the program
+   * whatever a send of the model is doing; its output flows like any other. Never kept or logged.
+   */
+  async writePersonInput(data: string): Promise<void> {
+    this.assertOpen();
+    const writer = this.writer;
+    if (writer === undefined || this.exitStatus.kind === 'exited') {
+      throw new TerminalError('SESSION_CLOSED', 'the shell has exited');
+    }
+    await writer.write(data, () => false);
   }
 
   /** Subscribes `port` to the raw channel (SPEC §2); resolves with the snapshot its chunks continue. */

@@ -9,6 +9,7 @@ import { unenforcedLimits } from '../../src/shared/session-limits.js';
 import type {
   Dialect,
   Disposable,
+  KeyboardHold,
   OutputChunk,
   PtyEngine,
   RawChunk,
@@ -18,11 +19,13 @@ import type {
   SandboxSelection,
   SendOperation,
   SendRequest,
+  SessionListing,
   SessionOutcome,
   SessionStatus,
   SignalName,
   SignalResult,
   SpawnOptions,
+  TakeKeyboardOptions,
   TerminalSendResult,
   TerminalSession,
   TerminalSize,
@@ -130,6 +133,11 @@ export class FakeSession implements TerminalSession {
     return this.status_;
   }
 
+  /** The fake has no keyboard to hold. */
+  async takeKeyboard(_options: TakeKeyboardOptions): Promise<KeyboardHold> {
+    throw new TerminalError('INVALID_ARGUMENT', 'the fake session has no keyboard');
+  }
+
   async resize(size: TerminalSize): Promise<void> {
     if (this.closed) throw new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`);
     this.resizes.push(size);
@@ -205,6 +213,20 @@ export class FakeEngine implements PtyEngine {
     );
     this.spawned.push(session);
     return session;
+  }
+
+  async list(): Promise<SessionListing[]> {
+    return Promise.all(
+      this.sessions().map(async (session) => ({
+        id: session.id,
+        name: session.name,
+        attached: true,
+        pid: session.pid,
+        status: await session.status(),
+        busy: false,
+        mode: session.sandbox?.mode ?? 'unconfined',
+      })),
+    );
   }
 
   sessions(): TerminalSession[] {

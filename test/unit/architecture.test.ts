@@ -68,10 +68,20 @@ const FOLDER_IMPORTS: Record<string, readonly string[]> = {
   'main/engine': [], // the engine client: Piscina pool, thread proxies, heartbeat monitor, exit guard
   'main/sandbox': [],
   'main/worlds': ['main/engine', 'main/sandbox'], // execution worlds: client, server, link
+  'main/daemon': ['main/engine', 'main/sandbox', 'main/worlds'], // the per-user daemon (SPEC §12)
   'main/harness': ['main/engine', 'main/sandbox', 'main/worlds'],
   'main/tools': ['main/harness'],
-  'main/mcp': ['main/harness', 'main/tools', 'main/worlds'],
-  'main/cli': ['main/engine', 'main/harness', 'main/mcp', 'main/tools', 'main/worlds'],
+  'main/watch': ['main/engine', 'main/tools', 'main/worlds'], // the watch page's server (SPEC §13): guard, viewers, URL file
+  'main/mcp': ['main/harness', 'main/tools', 'main/worlds', 'main/daemon', 'main/watch'],
+  'main/cli': [
+    'main/engine',
+    'main/harness',
+    'main/mcp',
+    'main/tools',
+    'main/worlds',
+    'main/daemon',
+    'main/watch',
+  ],
   main: ['main/engine', 'main/sandbox', 'main/worlds', 'main/harness', 'main/tools', 'main/mcp'], // index.ts: the package entry
 };
 

@@ -11,7 +11,7 @@ import { narrowImplicitWorkspace, refuseWritableFilesystemRoot } from '../../sha
 import { MCP_DEFAULT_MODE, MCP_VALUE_FLAGS } from '../mcp/options.js';
 
 /** The commands: `interactive` is `agent-pty` without a subcommand. */
-export type CliCommand = 'interactive' | 'mcp' | 'serve' | 'demo';
+export type CliCommand = 'interactive' | 'mcp' | 'serve' | 'demo' | 'daemon' | 'watch' | 'attach';
 
 /** Parsed command line. */
 export type CliArgs =
@@ -32,13 +32,19 @@ export type CliArgs =
   /** Every argument but the subcommand, for the MCP server's own parser (`mcp/options.ts`). */
   | { command: 'mcp'; mcpArgs: string[] }
   | { command: 'serve' }
-  | { command: 'demo' };
+  | { command: 'demo' }
+  /** `agent-pty daemon [--socket PATH] [--config FILE] [--status | --stop]`. */
+  | { command: 'daemon'; action: 'run' | 'status' | 'stop'; socket?: string; config?: string }
+  /** The watch page over the daemon (SPEC §13); options parsed by `watch-command.ts`. */
+  | { command: 'watch'; watchArgs: string[] }
+  /** A person's terminal on a session (SPEC §13); options parsed by `attach-command.ts`. */
+  | { command: 'attach'; attachArgs: string[] };
 
-const SUBCOMMANDS: ReadonlySet<string> = new Set(['mcp', 'serve', 'demo']);
+const SUBCOMMANDS: ReadonlySet<string> = new Set(['mcp', 'serve', 'demo', 'daemon', 'watch', 'attach']);
 const HELP_FLAGS: ReadonlySet<string> = new Set(['-h', '--help']);
 const VERSION_FLAGS: ReadonlySet<string> = new Set(['-v', '--version']);
 /** Flags whose value is the next argument (unless written `--flag=value`): it is never a command word. */
-const VALUE_FLAGS = MCP_VALUE_FLAGS;
+const VALUE_FLAGS: ReadonlySet<string> = new Set([...MCP_VALUE_FLAGS, '--config', '--port', '--socket']);
 
 /** Parses argv (without node and script). Throws INVALID_ARGUMENT with a usable message. */
 export function parseCliArgs(argv: readonly string[], cwd = process.cwd(), home = homedir()): CliArgs {
@@ -62,6 +68,10 @@ export function parseCliArgs(argv: readonly string[], cwd = process.cwd(), home 
   switch (command) {
     case 'mcp':
       return { command, mcpArgs: rest };
+    case 'watch':
+      return { command, watchArgs: rest };
+    case 'attach':
+      return { command, attachArgs: rest };
     case 'serve':
       // Exactly `--stdio`: the only transport, named so others can be added later.
       if (rest.length !== 1 || rest[0] !== '--stdio') {
@@ -71,6 +81,8 @@ export function parseCliArgs(argv: readonly string[], cwd = process.cwd(), home 
         );
       }
       return { command };
+    case 'daemon':
+      return parseDaemon(rest, cwd);
     case 'demo':
       if (rest.length > 0) {
         throw new TerminalError('INVALID_ARGUMENT', `agent-pty demo takes no arguments; got '${rest[0]}'`);
@@ -87,8 +99,36 @@ function commandNamed(word: string | undefined): CliCommand {
   if (SUBCOMMANDS.has(word)) return word as CliCommand;
   throw new TerminalError(
     'INVALID_ARGUMENT',
-    `no command '${word}'; commands: mcp, serve, demo (try --help)`,
+    `no command '${word}'; commands: mcp, serve, daemon, demo, watch, attach (try --help)`,
   );
+}
+
+/** `[--socket PATH] [--config FILE] [--status | --stop]` (values also as `--flag=value`). */
+function parseDaemon(argv: readonly string[], cwd: string): CliArgs {
+  const parsed: CliArgs & { command: 'daemon' } = { command: 'daemon', action: 'run' };
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]!;
+    const [flag, inline] =
+      arg.startsWith('--') && arg.includes('=') ? arg.split(/=(.*)/s, 2) : [arg, undefined];
+    const value = (): string => {
+      const next = inline ?? argv[++index];
+      if (next === undefined || next === '') {
+        throw new TerminalError('INVALID_ARGUMENT', `agent-pty daemon: ${flag} needs a value`);
+      }
+      return resolve(cwd, next);
+    };
+    if (flag === '--socket') parsed.socket = value();
+    else if (flag === '--config') parsed.config = value();
+    else if ((flag === '--status' || flag === '--stop') && inline === undefined) {
+      if (parsed.action !== 'run') {
+        throw new TerminalError('INVALID_ARGUMENT', 'agent-pty daemon: give one of --status and --stop');
+      }
+      parsed.action = flag === '--status' ? 'status' : 'stop';
+    } else {
+      throw new TerminalError('INVALID_ARGUMENT', `agent-pty daemon: unknown argument '${arg}' (try --help)`);
+    }
+  }
+  return parsed;
 }
 
 /** `[--sandbox MODE] [--workspace DIR]` (each also as `--flag=value`). */

@@ -24,6 +24,18 @@ async function main(argv: string[]): Promise<number> {
       await runMcpServer(args.mcpArgs);
       return 0;
     }
+    case 'daemon': {
+      const { runDaemonCommand } = await import('../daemon/daemon-command.js');
+      return runDaemonCommand(args);
+    }
+    case 'watch': {
+      const { runWatch } = await import('./watch-command.js');
+      return runWatch(args.watchArgs);
+    }
+    case 'attach': {
+      const { runAttach } = await import('./attach-command.js');
+      return runAttach(args.attachArgs);
+    }
     case 'serve': {
       const { runServeStdio } = await import('../worlds/serve-stdio.js');
       return runServeStdio();

@@ -24,11 +24,19 @@ import {
   type ThreadFaultKind,
 } from '../../shared/protocol.js';
 import type { SandboxProvider } from '../../shared/sandbox.js';
-import type { CloseOptions, PtyEngine, SpawnOptions, TerminalSession } from '../../shared/types.js';
+import type {
+  CloseOptions,
+  PtyEngine,
+  SessionListing,
+  SpawnOptions,
+  TerminalSession,
+} from '../../shared/types.js';
 import { CgroupReaper } from './cgroup-reaper.js';
 import { HeartbeatMonitor, type HeartbeatStall } from './heartbeat-monitor.js';
 import { HostExitGuard } from './host-exit-guard.js';
 import { SerialLock } from './serial-lock.js';
+import { assertNameFree, listSessions } from './session-listing.js';
+import { recordingPath, startRecording } from './session-recording.js';
 import { SessionTask, type TaskPlacement } from './session-task.js';
 import { validateSpawnOptions } from './spawn-options.js';
 import { answeredOrDied, raceDeath, ThreadSession } from './thread-session.js';
@@ -112,6 +120,8 @@ export class Engine implements PtyEngine, EngineInternals {
   /** Kills this process's session cgroups if the host dies without closing (SPEC §4.6). */
   private readonly reaper: CgroupReaper;
   private nextId = 1;
+  /** Names of spawns in progress: a second spawn of the same name is refused before either finishes. */
+  private readonly namesStarting = new Set<string>();
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -162,6 +172,10 @@ export class Engine implements PtyEngine, EngineInternals {
     if (task.finished && this.tasks.get(task.id) === task) this.tasks.delete(task.id);
   }
 
+  list(): Promise<SessionListing[]> {
+    return listSessions(this.published());
+  }
+
   spawn(options: SpawnOptions = {}, signal?: AbortSignal): Promise<TerminalSession> {
     if (this.closing !== undefined) {
       return Promise.reject(new TerminalError('ENGINE_CLOSED', 'the engine is closed'));
@@ -175,11 +189,31 @@ export class Engine implements PtyEngine, EngineInternals {
         ),
       );
     }
+    try {
+      assertNameFree(options.name, this.published(), this.namesStarting);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const name = typeof options.name === 'string' ? options.name : undefined;
+    if (name !== undefined) this.namesStarting.add(name);
     const attempt = this.spawnSession(options, signal);
     this.pending.add(attempt);
-    const forget = () => this.pending.delete(attempt);
+    const forget = () => {
+      this.pending.delete(attempt);
+      if (name !== undefined) this.namesStarting.delete(name);
+    };
     attempt.then(forget, forget);
     return attempt;
+  }
+
+  /** Starts the recording a spawn asked for (SPEC §13); a recording that cannot start closes the session. */
+  private async record(task: SessionTask, session: ThreadSession, record: string | true): Promise<void> {
+    try {
+      task.recording = await startRecording(session, recordingPath(record, session));
+    } catch (error) {
+      await session.close('recording failed').catch(() => undefined);
+      throw error;
+    }
   }
 
   close(options: CloseOptions = {}): Promise<void> {
@@ -232,6 +266,7 @@ export class Engine implements PtyEngine, EngineInternals {
       id,
       cwd,
       env: options.env,
+      ...(options.baseEnv === undefined ? {} : { baseEnv: options.baseEnv }),
       dialect,
       rows: options.rows ?? this.config.rows,
       cols: options.cols ?? this.config.cols,
@@ -344,12 +379,15 @@ export class Engine implements PtyEngine, EngineInternals {
         dialect,
         maxInputBytes: this.config.maxInputBytes,
         maxScreenCells: this.config.maxScreenCells,
+        waitBounds: { timeoutMs: this.config.timeoutMs, maxTimeoutMs: this.config.maxTimeoutMs },
         proxy,
         controlPort: control.port1,
         dataPort: data.port1,
         death,
         taskDone: task,
         onClosed: (closedId) => {
+          record.recording?.close();
+          record.recording = undefined;
           record.session = undefined;
           this.forgetIfFinished(record);
           this.guard.unregister(closedId);
@@ -357,6 +395,7 @@ export class Engine implements PtyEngine, EngineInternals {
       });
       record.session = session;
       if (record.closeAgain !== undefined) record.closeAgain = () => session.close('engine closed');
+      if (options.record !== undefined) await this.record(record, session, options.record);
       return session;
     } catch (error) {
       // The unpublished shell is closed; the caller gets its own abort reason (or the startup error).

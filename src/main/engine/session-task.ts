@@ -6,6 +6,7 @@
  */
 import type { TerminalError } from '../../shared/errors.js';
 import type { ThreadFaultKind } from '../../shared/protocol.js';
+import type { SessionRecording } from './session-recording.js';
 import type { ThreadSession } from './thread-session.js';
 
 /** Where a session task runs, and how the host declares it dead. */
@@ -33,6 +34,8 @@ export class SessionTask {
   crash: ((kind: ThreadFaultKind) => Promise<void>) | undefined;
   /** The session handed to the caller, until it is closed. */
   session: ThreadSession | undefined;
+  /** Its recording (SPEC §13), when the spawn asked for one; closed with the session. */
+  recording: SessionRecording | undefined;
   /** Whether the Piscina task still runs. */
   running = true;
 

@@ -39,6 +39,13 @@ export function validateSpawnOptions(options: SpawnOptions, config: EngineConfig
       if (typeof value !== 'string') fail(`env.${key}`, 'must be a string');
     }
   }
+  if (options.baseEnv !== undefined) {
+    if (typeof options.baseEnv !== 'object' || options.baseEnv === null)
+      fail('baseEnv', 'must be an object of strings');
+    for (const [key, value] of Object.entries(options.baseEnv)) {
+      if (typeof value !== 'string') fail(`baseEnv.${key}`, 'must be a string');
+    }
+  }
   if (options.sandbox !== undefined) {
     if (!SANDBOX_MODES.includes(options.sandbox.mode)) {
       fail('sandbox.mode', `must be one of ${SANDBOX_MODES.map((mode) => `'${mode}'`).join(', ')}`);
@@ -49,6 +56,10 @@ export function validateSpawnOptions(options: SpawnOptions, config: EngineConfig
     const explicit = options.sandbox.workspaceExplicit;
     if (explicit !== undefined && typeof explicit !== 'boolean')
       fail('sandbox.workspaceExplicit', 'must be a boolean');
+  }
+  const record = options.record;
+  if (record !== undefined && record !== true && (typeof record !== 'string' || !record.startsWith('/'))) {
+    fail('record', 'must be true (a file under $XDG_STATE_HOME/agent-pty/recordings) or an absolute path');
   }
   return spawnLimits(options, config, fail);
 }

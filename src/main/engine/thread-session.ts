@@ -7,7 +7,7 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import { TerminalError } from '../../shared/errors.js';
 import { assertInputWithinLimit } from '../../shared/input-limit.js';
-import type { SessionThreadApi } from '../../shared/protocol.js';
+import type { SendSpec, SessionThreadApi } from '../../shared/protocol.js';
 import { RetryableAttempt } from '../../shared/retryable-attempt.js';
 import { assertSignalName } from '../../shared/signals.js';
 import { assertTerminalSize } from '../../shared/terminal-size.js';
@@ -15,6 +15,7 @@ import type {
   CloseOptions,
   Dialect,
   Disposable,
+  KeyboardHold,
   OutputChunk,
   RawChunk,
   RawView,
@@ -27,11 +28,13 @@ import type {
   SessionStatus,
   SignalName,
   SignalResult,
+  TakeKeyboardOptions,
   TerminalSendResult,
   TerminalSession,
   TerminalSize,
   TerminalSnapshot,
 } from '../../shared/types.js';
+import { SessionKeyboard, type StartedSend } from './keyboard-hold.js';
 import { LiveOutputReceiver } from './live-output-receiver.js';
 
 /** Everything a thread session is built from. */
@@ -57,6 +60,10 @@ export interface ThreadSessionParts {
   taskDone: Promise<unknown>;
   /** Called once the session is closed for good. */
   onClosed: (id: string) => void;
+  /** The engine's wait bounds (config `timeoutMs`, `maxTimeoutMs`): a send waiting for a person's hand-back keeps to them. */
+  waitBounds: { timeoutMs: number; maxTimeoutMs: number };
+  /** How long a keyboard hold lives without a heartbeat (default 30 s; shorter only in tests). */
+  holdHeartbeatMs?: number;
 }
 
 /** Races `call` against the thread's death, so no host call can hang on a dead engine thread. */
@@ -103,6 +110,8 @@ export class ThreadSession implements TerminalSession {
   private closed = false;
   private readonly closeCall = new RetryableAttempt<SessionOutcome>();
   private released = false;
+  /** A person's hold of the keyboard (SPEC §13): it gates the model's sends, signals and resizes. */
+  private readonly keyboard: SessionKeyboard;
 
   constructor(private readonly parts: ThreadSessionParts) {
     this.id = parts.id;
@@ -113,6 +122,14 @@ export class ThreadSession implements TerminalSession {
     this.dialect = parts.dialect;
     this.proxy = parts.proxy;
     this.death = parts.death;
+    this.keyboard = new SessionKeyboard(
+      {
+        writePersonInput: (data) => this.call(() => this.proxy.writePersonInput(data)),
+        endWait: (sendId) => this.call(() => this.proxy.endWait(sendId)),
+        status: () => this.status(),
+      },
+      { ...parts.waitBounds, heartbeatTimeoutMs: parts.holdHeartbeatMs },
+    );
     this.liveOutput = new LiveOutputReceiver(parts.dataPort, () =>
       this.listeners.size === 0 ? null : this.deliverLiveOutput,
     );
@@ -131,9 +148,34 @@ export class ThreadSession implements TerminalSession {
   }
 
   startSend(request: SendRequest): SendOperation {
-    const sendId = this.nextSendId++;
     // The AbortSignal stays on this thread; everything else is plain data for the engine to validate.
     const { signal, ...spec } = request ?? {};
+    return this.keyboard.guardSend(spec, signal, (admitted) => this.startThreadSend(admitted, signal));
+  }
+
+  /** A person's hold of the keyboard (SPEC §13). */
+  async takeKeyboard(options: TakeKeyboardOptions): Promise<KeyboardHold> {
+    if (this.closed) throw new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`);
+    return this.keyboard.take(options);
+  }
+
+  /** When a person took the keyboard, while one holds it. */
+  get heldSince(): number | undefined {
+    return this.keyboard.heldSince;
+  }
+
+  /** What held the terminal when the model's last send settled. */
+  get lastForeground(): { pid: number; command: string } | undefined {
+    return this.keyboard.lastForeground;
+  }
+
+  /** A send of the model is in flight (or waits for the keyboard). */
+  get busy(): boolean {
+    return this.keyboard.busy;
+  }
+
+  private startThreadSend(spec: SendSpec, signal: AbortSignal | undefined): StartedSend {
+    const sendId = this.nextSendId++;
     const started = this.call(async () => {
       // Refused before anything is sent (the engine checks again, for callers of the thread API).
       if (typeof spec.text === 'string') assertInputWithinLimit(spec.text, this.parts.maxInputBytes);
@@ -159,7 +201,7 @@ export class ThreadSession implements TerminalSession {
         if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
       }
     })();
-    return {
+    const op: SendOperation = {
       done,
       readOutput: async () => {
         await started;
@@ -167,6 +209,7 @@ export class ThreadSession implements TerminalSession {
       },
       cancel,
     };
+    return { sendId, op };
   }
 
   read(request: ReadRequest = {}): Promise<ReadResult> {
@@ -177,6 +220,7 @@ export class ThreadSession implements TerminalSession {
     return this.call(async () => {
       // Checked here too: only one of the five names crosses to the thread (SPEC §4.4).
       assertSignalName(signal);
+      this.keyboard.assertModelMayDrive('signal');
       return this.proxy.signal(signal);
     });
   }
@@ -189,6 +233,7 @@ export class ThreadSession implements TerminalSession {
     return this.call(async () => {
       // Checked here too: only a plain, valid `{ rows, cols }` crosses to the thread.
       assertTerminalSize(size, this.parts.maxScreenCells);
+      this.keyboard.assertModelMayDrive('resize');
       return this.proxy.resize({ rows: size.rows, cols: size.cols });
     });
   }
@@ -298,6 +343,7 @@ export class ThreadSession implements TerminalSession {
   private release(): void {
     if (this.released) return;
     this.released = true;
+    this.keyboard.dispose();
     this.liveOutput.dispose(); // hands the session's last output to the subscribers
     for (const view of [...this.rawViews]) view.dispose();
     this.listeners.clear();

@@ -4,13 +4,13 @@
  * plugins into their own host.
  */
 import type { EngineConfigInput } from '../../shared/config.js';
-import type { SandboxMode } from '../../shared/types.js';
+import type { PtyEngine, SandboxMode } from '../../shared/types.js';
 import { createPtyEngine } from '../engine/engine.js';
 import { createBubblewrapSandbox } from '../sandbox/bubblewrap.js';
 import type { WorldsConfigInput } from '../worlds/world-registry.js';
 import { createHost, type Host } from './host.js';
 import { ptyServicePlugin } from './plugins/pty.js';
-import { createPtyLocalPlugin } from './plugins/pty-local.js';
+import { createPtyLocalPlugin, type EngineFactory } from './plugins/pty-local.js';
 import { createSandboxPlugin } from './plugins/sandbox.js';
 import { sandboxPolicyPlugin } from './plugins/sandbox-policy.js';
 import { type SandboxService, unavailableSandbox } from './sandbox-service.js';
@@ -28,6 +28,10 @@ export interface LocalHostOptions {
   ptyLocal?: EngineConfigInput & { type?: string; worlds?: WorldsConfigInput };
   /** Sandbox provider (default: bubblewrap on Linux, none elsewhere). */
   sandbox?: SandboxService;
+  /** The engine `pty-local` runs on (default: an in-process engine; `mcp --daemon`: the daemon's). */
+  createEngine?: EngineFactory;
+  /** Told the engine `pty-local` started (e.g. for a watch page over its sessions, SPEC §13). */
+  onEngine?: (engine: PtyEngine) => void;
 }
 
 /** The platform's sandbox provider. */
@@ -50,7 +54,19 @@ export async function createLocalHost(options: LocalHostOptions = {}): Promise<H
       },
     },
     createSandboxPlugin(options.sandbox ?? defaultSandbox()),
-    { plugin: ptyLocalPlugin, config: options.ptyLocal ?? {} },
+    {
+      plugin:
+        options.createEngine === undefined && options.onEngine === undefined
+          ? ptyLocalPlugin
+          : createPtyLocalPlugin({
+              createEngine: async (engineOptions) => {
+                const engine = await (options.createEngine ?? createPtyEngine)(engineOptions);
+                options.onEngine?.(engine);
+                return engine;
+              },
+            }),
+      config: options.ptyLocal ?? {},
+    },
   ]);
   return host;
 }

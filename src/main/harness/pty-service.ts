@@ -17,9 +17,11 @@ import type {
   OutputChunk,
   ReadRequest,
   ReadResult,
+  ReattachReport,
   SandboxSelection,
   SendOperation,
   SendRequest,
+  SessionListing,
   SessionStatus,
   SignalName,
   SignalResult,
@@ -43,6 +45,8 @@ export interface PtyBackendSpawnRequest {
   rows?: number;
   /** Terminal columns (default: the engine's). */
   cols?: number;
+  /** Record the session as asciicast v2 under `$XDG_STATE_HOME/agent-pty/recordings/` (SPEC §13). */
+  record?: boolean;
 }
 
 /** One kind of terminal the service can open, registered under its `type`. */
@@ -54,6 +58,19 @@ export interface PtyBackend {
    * session and reject with the signal's exact reason.
    */
   spawn(request: PtyBackendSpawnRequest, signal: AbortSignal): Promise<TerminalSession>;
+  /**
+   * A backend whose sessions outlive their clients (a daemon's, SPEC §12): every session of the
+   * owner's scope, whoever holds it, for listings.
+   */
+  listAll?(owner: string): Promise<SessionListing[]>;
+  /**
+   * Takes up the detached session named `request.name` (or with that id) instead of spawning one;
+   * undefined when there is none. Aborting `signal` works as for `spawn`.
+   */
+  reattach?(
+    request: PtyBackendSpawnRequest & { name: string },
+    signal: AbortSignal,
+  ): Promise<{ session: TerminalSession; report: ReattachReport } | undefined>;
 }
 
 /** Handle of a backend registration. */
@@ -82,6 +99,8 @@ export interface PtySpawnRequest {
   rows?: number;
   /** Terminal columns (default: the engine's). */
   cols?: number;
+  /** Record the session as asciicast v2 under `$XDG_STATE_HOME/agent-pty/recordings/` (SPEC §13). */
+  record?: boolean;
   /**
    * Refuse with SESSION_LIMIT when the owner already has this many sessions open or starting (an MCP
    * connection's `--max-sessions`, SPEC §4.8).
@@ -109,12 +128,21 @@ export interface PtySessionSnapshot {
   sandbox?: SandboxSelection;
   /** True while a close is in progress. */
   closing: boolean;
+  /**
+   * Only from a backend whose sessions outlive their clients: false for a session no connection holds
+   * (`terminal_open` with its name reattaches it), true for one held here or by another connection.
+   */
+  attached?: boolean;
+  /** True for a session another connection holds (listed, not usable from here). */
+  elsewhere?: boolean;
 }
 
 /** A freshly opened session. */
 export interface PtySpawnResult extends PtySessionSnapshot {
   /** Bounded startup output of the shell. */
   motd: string;
+  /** Set when an earlier connection's detached session was taken up instead (SPEC §12). */
+  reattached?: ReattachReport;
 }
 
 /** Result of `kill()`. */
@@ -356,18 +384,22 @@ export function createPtyService(): PtyService {
       // so a mode change or an owner disposal racing with it sees it.
       reservations.add(reservation);
       try {
-        const session = await backend.spawn(
-          {
-            owner,
-            ...(request.name === undefined ? {} : { name: request.name }),
-            ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
-            ...(world === undefined ? {} : { world }),
-            ...(request.shell === undefined ? {} : { shell: request.shell }),
-            ...(request.rows === undefined ? {} : { rows: request.rows }),
-            ...(request.cols === undefined ? {} : { cols: request.cols }),
-          },
-          controller.signal,
-        );
+        const backendRequest: PtyBackendSpawnRequest = {
+          owner,
+          ...(request.name === undefined ? {} : { name: request.name }),
+          ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
+          ...(world === undefined ? {} : { world }),
+          ...(request.shell === undefined ? {} : { shell: request.shell }),
+          ...(request.rows === undefined ? {} : { rows: request.rows }),
+          ...(request.cols === undefined ? {} : { cols: request.cols }),
+          ...(request.record === true ? { record: true } : {}),
+        };
+        // A name of a detached session takes it up (SPEC §12); it counts like a new one (above).
+        const taken =
+          request.name === undefined || world !== undefined || backend.reattach === undefined
+            ? undefined
+            : await backend.reattach({ ...backendRequest, name: request.name }, controller.signal);
+        const session = taken?.session ?? (await backend.spawn(backendRequest, controller.signal));
         const status = await readStatus(session);
         // Race: disposal (of the owner or of the service) may abort the reservation just as the
         // backend publishes the session. Nobody can reach an unregistered session, so it is closed
@@ -406,7 +438,9 @@ export function createPtyService(): PtyService {
           status,
           ...(session.sandbox === undefined ? {} : { sandbox: session.sandbox }),
           closing: false,
+          ...(backend.listAll === undefined ? {} : { attached: true }),
           motd: session.motd,
+          ...(taken === undefined ? {} : { reattached: taken.report }),
         };
       } finally {
         signal?.removeEventListener('abort', forwardAbort);
@@ -442,7 +476,28 @@ export function createPtyService(): PtyService {
     async list(owner) {
       assertOpen();
       const owned = [...records.values()].filter((record) => record.owner === owner);
-      return Promise.all(owned.map(snapshot));
+      const snapshots = await Promise.all(owned.map(snapshot));
+      // A backend whose sessions outlive their clients also lists the ones nobody here holds.
+      const held = new Set([...records.values()].map((record) => record.session.id));
+      for (const backend of backends.values()) {
+        if (backend.listAll === undefined) continue;
+        for (const record of snapshots) if (record.type === backend.type) record.attached = true;
+        for (const listing of await backend.listAll(owner)) {
+          if (held.has(listing.id)) continue;
+          snapshots.push({
+            sessionId: listing.id,
+            ...(listing.name === undefined ? {} : { name: listing.name }),
+            type: backend.type,
+            pid: listing.pid,
+            shell: listing.dialect ?? 'bash',
+            status: listing.status,
+            closing: false,
+            attached: listing.attached,
+            ...(listing.attached ? { elsewhere: true } : {}),
+          });
+        }
+      }
+      return snapshots;
     },
 
     hasOwnerActivity(owner) {

@@ -11,7 +11,7 @@
 import { statSync } from 'node:fs';
 import { isAbsolute, posix, resolve } from 'node:path';
 import { isTerminalError, TerminalError } from '../../shared/errors.js';
-import type { PtyEngine, TerminalSession } from '../../shared/types.js';
+import type { PtyEngine, ReattachReport, SessionListing, TerminalSession } from '../../shared/types.js';
 import { LOCAL_WORLD, type WorldRegistry } from '../worlds/world-registry.js';
 import type { PtyBackend } from './pty-service.js';
 import type { SandboxFence, SandboxPolicyService } from './sandbox-policy.js';
@@ -30,9 +30,33 @@ export interface ShellBackendOptions {
 
 /** Creates the backend. */
 export function createShellBackend({ type, engine, worlds, sandboxPolicy }: ShellBackendOptions): PtyBackend {
+  const daemon = isDaemonEngine(engine) ? engine : undefined;
   return {
     type,
-    async spawn({ owner, name, cwd, world, shell, rows, cols }, signal) {
+    ...(daemon === undefined
+      ? {}
+      : {
+          listAll: () => daemon.list(),
+          async reattach({ owner, name }, signal) {
+            signal.throwIfAborted();
+            const detached = (await daemon.list()).find(
+              (listing) => !listing.attached && (listing.name === name || listing.id === name),
+            );
+            if (detached === undefined) return undefined;
+            const fence = sandboxPolicy.fence(owner);
+            try {
+              const session = await daemon.attach({ id: detached.id });
+              return {
+                session: releasingOnClose(session, fence),
+                report: session.reattach ?? { missedLines: 0 },
+              };
+            } catch (error) {
+              fence.release();
+              throw error;
+            }
+          },
+        }),
+    async spawn({ owner, name, cwd, world, shell, rows, cols, record }, signal) {
       const far = world !== undefined && world !== LOCAL_WORLD;
       if (far && worlds === undefined) {
         throw new TerminalError('INVALID_ARGUMENT', `unknown world "${world}"; no worlds are configured`);
@@ -54,6 +78,7 @@ export function createShellBackend({ type, engine, worlds, sandboxPolicy }: Shel
             ...(shell === undefined ? {} : { dialect: shell }),
             ...(rows === undefined ? {} : { rows }),
             ...(cols === undefined ? {} : { cols }),
+            ...(record === true ? { record: true as const } : {}),
             sandbox: selection,
           },
           signal,
@@ -85,6 +110,18 @@ function resolveCwd(cwd: string | undefined, workspaceRoot: string, confined: bo
   return dir;
 }
 
+/** An engine whose sessions outlive their clients (the daemon's, SPEC §12). */
+interface DaemonEngine extends PtyEngine {
+  attach(target: {
+    id: string;
+  }): Promise<TerminalSession & { readonly reattach: ReattachReport | undefined }>;
+  list(): Promise<SessionListing[]>;
+}
+
+function isDaemonEngine(engine: PtyEngine): engine is DaemonEngine {
+  return typeof (engine as Partial<DaemonEngine>).attach === 'function';
+}
+
 /** The session, with a close that drops the fence once the process tree is gone. */
 function releasingOnClose(session: TerminalSession, fence: SandboxFence): TerminalSession {
   return {
@@ -102,6 +139,7 @@ function releasingOnClose(session: TerminalSession, fence: SandboxFence): Termin
     onOutput: (listener) => session.onOutput(listener),
     openRaw: (listener) => session.openRaw(listener),
     snapshot: () => session.snapshot(),
+    takeKeyboard: (options) => session.takeKeyboard(options),
     async close(reason, options) {
       // Released only after a successful close: a failed close may leave processes of this mode.
       const outcome = await session.close(reason, options);

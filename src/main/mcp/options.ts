@@ -1,4 +1,4 @@
-/** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--max-sessions N] [--world NAME=COMMAND …]`. */
+/** Command line of `agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--max-sessions N] [--world NAME=COMMAND …] [--watch]`. */
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { DIALECTS, isDialect } from '../../shared/dialects.js';
@@ -23,7 +23,7 @@ export const MCP_DEFAULT_MAX_SESSIONS = 32;
 
 /** Usage line of the subcommand, quoted by every options error. */
 export const MCP_USAGE_LINE =
-  'agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--max-sessions N] [--world NAME=COMMAND …]';
+  'agent-pty mcp [--sandbox MODE] [--workspace DIR] [--shell NAME] [--max-wait MS] [--max-sessions N] [--world NAME=COMMAND …] [--daemon [--socket PATH]] [--watch]';
 
 /** Text of `agent-pty mcp --help`. */
 export const MCP_HELP = `${MCP_USAGE_LINE}
@@ -44,6 +44,13 @@ Options:
   --max-sessions N      terminals the connection may hold at once (default ${MCP_DEFAULT_MAX_SESSIONS})
   --world NAME=COMMAND  an execution world terminal_open can name, reached by running COMMAND
                         (repeatable), e.g. --world 'box=ssh box agent-pty serve --stdio'
+  --daemon              run the terminals in the per-user daemon (docs/daemon.md), started if absent:
+                        they survive this server; closing the connection detaches them, and
+                        terminal_open with the name of a detached terminal reattaches it
+  --socket PATH         the daemon's socket (default $XDG_RUNTIME_DIR/agent-pty/engine.sock)
+  --watch               serve a watch page on 127.0.0.1 (docs/watch.md): a person sees every terminal
+                        live and can take the keyboard for a password; its link (with its token) is
+                        printed on stderr and written to $XDG_RUNTIME_DIR/agent-pty/watch-<pid>.url
   -h, --help            print this help
   -v, --version         print the version
 
@@ -64,6 +71,10 @@ export interface McpOptions {
   worlds?: Record<string, string[]>;
   /** Shell of a `terminal_open` that names none (default: the engine's, bash). */
   shell?: Dialect;
+  /** `--daemon [--socket PATH]`: terminals run in the per-user daemon (SPEC §12); the socket, if given. */
+  daemon?: { socket?: string };
+  /** `--watch`: serve the watch page of SPEC §13 for this server's terminals. */
+  watch?: boolean;
   /**
    * Set when no `--workspace` was given and the server was started in `/`, `$HOME` or above it: the
    * mode was narrowed to `read-only` (SPEC §4.1), and this says so (stderr and the instructions).
@@ -79,6 +90,7 @@ export const MCP_VALUE_FLAGS: ReadonlySet<string> = new Set([
   '--max-wait',
   '--max-sessions',
   '--world',
+  '--socket',
 ]);
 
 /**
@@ -146,6 +158,12 @@ export function parseMcpOptions(argv: readonly string[], cwd = process.cwd(), ho
         );
       }
       options.maxSessions = count;
+    } else if (flag === '--daemon' && inline === undefined) {
+      options.daemon = { ...options.daemon };
+    } else if (flag === '--socket') {
+      options.daemon = { ...options.daemon, socket: resolve(cwd, value()) };
+    } else if (arg === '--watch') {
+      options.watch = true;
     } else if (flag === '--world') {
       const spec = value();
       const separator = spec.indexOf('=');
@@ -168,6 +186,9 @@ export function parseMcpOptions(argv: readonly string[], cwd = process.cwd(), ho
         `agent-pty mcp: unknown argument '${arg}' (usage: ${MCP_USAGE_LINE})`,
       );
     }
+  }
+  if (options.daemon !== undefined && !argv.includes('--daemon')) {
+    throw new TerminalError('INVALID_ARGUMENT', 'agent-pty mcp: --socket needs --daemon');
   }
   if (workspaceGiven) {
     refuseWritableFilesystemRoot(options.mode, options.workspaceRoot);

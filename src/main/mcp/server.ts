@@ -10,8 +10,12 @@
  */
 import { describeError } from '../../shared/errors.js';
 import { CLIENT_GONE_GRACE_MS } from '../../shared/session-limits.js';
-import type { SandboxMode } from '../../shared/types.js';
+import type { PtyEngine, SandboxMode } from '../../shared/types.js';
+import { ensureDaemon } from '../daemon/daemon-starter.js';
 import { createLocalHost } from '../harness/local-host.js';
+import { startMcpWatch } from '../watch/mcp-watch.js';
+import { createRemoteEngine, type RemoteEngine } from '../worlds/remote-engine.js';
+import { defaultSocketPath } from '../worlds/socket-directory.js';
 import { parseMcpOptions } from './options.js';
 import { StdioLineTransport } from './stdio-line-transport.js';
 import { createTerminalMcpServer } from './terminal-mcp-server.js';
@@ -39,7 +43,28 @@ const CONNECTION_OWNER = `mcp-stdio-${process.pid}`;
 export async function runMcpServer(argv: string[]): Promise<void> {
   const options = parseMcpOptions(argv);
   if (options.notice !== undefined) process.stderr.write(`agent-pty mcp: ${options.notice}\n`);
+  // With --daemon the terminals live in the per-user daemon (SPEC §12), scoped by this server's policy.
+  let daemonEngine: RemoteEngine | undefined;
+  const socket = options.daemon === undefined ? undefined : (options.daemon.socket ?? defaultSocketPath());
+  if (socket !== undefined) {
+    await ensureDaemon(socket, (line) => process.stderr.write(`agent-pty mcp: ${line}\n`));
+  }
+  let engine: PtyEngine | undefined;
   const host = await createLocalHost({
+    ...(socket === undefined
+      ? {}
+      : {
+          createEngine: async () => {
+            daemonEngine = await createRemoteEngine({
+              socket,
+              scope: { mode: options.mode, workspaceRoot: options.workspaceRoot },
+            });
+            return daemonEngine;
+          },
+        }),
+    onEngine: (started) => {
+      engine = started;
+    },
     mode: options.mode,
     // A narrowed root stays implicit (the policy takes the cwd), so the sandbox keeps $HOME private.
     ...(options.notice === undefined ? { workspaceRoot: options.workspaceRoot } : {}),
@@ -50,15 +75,27 @@ export async function runMcpServer(argv: string[]): Promise<void> {
   });
   const worldNames = Object.keys(options.worlds ?? {});
   const pty = host.service('pty');
+  // The watch page (SPEC §13): its link goes to stderr and a 0600 file, never to the client.
+  const watch =
+    options.watch === true && engine !== undefined
+      ? await startMcpWatch(engine).catch(async (error: unknown) => {
+          await host.dispose();
+          throw error;
+        })
+      : undefined;
   const server = createTerminalMcpServer({
     pty,
     owner: CONNECTION_OWNER,
     maxWaitMs: options.maxWaitMs,
     maxSessions: options.maxSessions,
+    ...(watch === undefined ? {} : { watchPage: watch.address }),
     instructionsSuffix:
       `\nThis server runs every terminal in sandbox mode ${options.mode} (${MODE_MEANING[options.mode]}) ` +
       `with workspace ${options.workspaceRoot}.\n` +
       (options.notice === undefined ? '' : `It was ${options.notice}.\n`) +
+      (socket === undefined
+        ? ''
+        : 'Terminals outlive this connection: terminal_list also shows earlier ones (attached: false); terminal_open with such a name reattaches it. Name long-running terminals.\n') +
       (worldNames.length === 0
         ? ''
         : `Besides this machine (world "local", the default), terminal_open can open terminals in these execution worlds: ${worldNames.join(', ')}.\n`),
@@ -89,7 +126,11 @@ export async function runMcpServer(argv: string[]): Promise<void> {
     // Order: stop answering, close the connection's terminals, then the engine and the rest. A client
     // that is gone (its stdin ended) waits for nobody: the terminals get a short grace (SPEC §4.8).
     await server.close().catch((error: unknown) => failures.push(error));
+    await watch?.close().catch((error: unknown) => failures.push(error));
     const grace = why === STDIN_CLOSED ? { graceMs: CLIENT_GONE_GRACE_MS } : {};
+    // With --daemon the connection's terminals detach (they run on for a later connection): ending
+    // the daemon link first makes every later close of them a no-op.
+    await daemonEngine?.close().catch((error: unknown) => failures.push(error));
     await pty
       .disposeOwned(CONNECTION_OWNER, 'MCP connection closed', grace)
       .catch((error: unknown) => failures.push(error));

@@ -20,6 +20,7 @@ import type { PtyService } from '../harness/pty-service.js';
 import { runTerminalTool, TERMINAL_TOOLS } from '../tools/catalog.js';
 import { TERMINAL_TOOLS_GUIDANCE } from '../tools/guidance.js';
 import type { LiveLinesBatch } from '../tools/live-lines.js';
+import type { WatchPageAddress } from '../tools/render.js';
 import { MCP_DEFAULT_MAX_SESSIONS, MCP_DEFAULT_MAX_WAIT_MS } from './options.js';
 
 /** Server name announced to clients. */
@@ -42,6 +43,8 @@ export interface TerminalMcpServerOptions {
   maxSessions?: number;
   /** Appended to the instructions (e.g. the sandbox mode this server enforces). */
   instructionsSuffix?: string;
+  /** The watch page of `--watch` (SPEC §13), named by hidden-input notes; never its token. */
+  watchPage?: WatchPageAddress;
 }
 
 /** Creates an unconnected MCP server serving the terminal tools for one owner. */
@@ -77,6 +80,7 @@ export function createTerminalMcpServer(options: TerminalMcpServerOptions): Serv
       signal: extra.signal,
       maxWaitMs,
       maxSessions: options.maxSessions ?? MCP_DEFAULT_MAX_SESSIONS,
+      ...(options.watchPage === undefined ? {} : { watchPage: options.watchPage }),
       ...(options.maxResultBytes === undefined ? {} : { maxResultBytes: options.maxResultBytes }),
       ...(progressToken === undefined
         ? {}

@@ -95,6 +95,11 @@ function waitNote(reason: WaitReason, sessionId: string | undefined): string | u
       );
     case 'session_exit':
       return 'The shell exited or the session was closed; open a new one with terminal_open.';
+    case 'human':
+      return (
+        "A person holds this terminal's keyboard (the watch page): nothing of this send was typed. Let them" +
+        ` finish; wait with ${waitAgain}, and send your input again once they hand the keyboard back.`
+      );
   }
 }
 
@@ -149,4 +154,30 @@ export function renderScreen(screen: TerminalScreen): ResultLine[] {
   while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
   const tag = `[screen: cursor at row ${screen.cursor.row + 1}, column ${screen.cursor.col + 1}]`;
   return [noteLine(tag, SCREEN_NOTE), ...lines.map(plainLine)];
+}
+
+/** Where a person can type into a session, as the `[input: hidden …]` line names it. */
+export interface WatchPageAddress {
+  /** The page's address without its token (the token never appears in a result). */
+  url: string;
+  /** The file that holds the link with the token, when the server wrote one (`mcp --watch`). */
+  urlFile?: string;
+}
+
+/**
+ * `[input: hidden — …]` (SPEC §13): the program waits for input the terminal does not echo, so the model
+ * must not guess it. Names what works in this configuration: the running watch page, or how to start one.
+ */
+export function renderInputHidden(hidden: true | 'likely', watch: WatchPageAddress | undefined): ResultLine {
+  const where =
+    watch === undefined
+      ? "a watch page (none is running: the user starts one with `agent-pty mcp --watch`, or `agent-pty watch` for a daemon's sessions)"
+      : `the watch page (${watch.url}${watch.urlFile === undefined ? '' : `, its link with the token is in ${watch.urlFile}`})`;
+  const what =
+    hidden === true
+      ? 'hidden — a password or passphrase prompt'
+      : 'likely hidden — this looks like a password or passphrase prompt';
+  return sentenceLine(
+    `[input: ${what}; ask the user to type it in ${where}, or send it only if the user gave it to you]`,
+  );
 }

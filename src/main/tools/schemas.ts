@@ -81,4 +81,6 @@ export const sessionSnapshotOutput = z.strictObject({
   containment: containmentOutput,
   sandbox: z.strictObject({ mode: z.enum(SANDBOX_MODES), workspaceRoot: z.string() }).optional(),
   closing: z.boolean(),
+  attached: z.boolean().optional(),
+  elsewhere: z.boolean().optional(),
 });

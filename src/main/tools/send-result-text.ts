@@ -13,12 +13,14 @@ import {
   type ResultLine,
   renderExit,
   renderForeground,
+  renderInputHidden,
   renderScreen,
   renderSession,
   renderTruncated,
   renderWait,
   sentenceLine,
   textOf,
+  type WatchPageAddress,
 } from './render.js';
 import { capTail, countLines } from './result-cap.js';
 
@@ -30,6 +32,8 @@ export interface SendResultTextOptions {
   maxResultBytes: number;
   /** Lines the caller adds after the status lines (e.g. a server's wait bound note). */
   extraLines?: readonly ResultLine[];
+  /** The watch page a hidden-input note names (SPEC §13); absent: none runs. */
+  watchPage?: WatchPageAddress;
 }
 
 /** A rendered send result. */
@@ -50,6 +54,7 @@ export function renderSendResult(result: TerminalSendResult, options: SendResult
   const status: ResultLine[] = [
     ...(result.screen === undefined ? [] : renderScreen(result.screen)),
     renderWait(result.waitReason, sessionId),
+    ...(result.inputHidden === undefined ? [] : [renderInputHidden(result.inputHidden, options.watchPage)]),
     ...(result.exitCode === undefined ? [] : [renderExit(result.exitCode)]),
     ...renderForeground(result.foreground),
     plainLine(renderSession(result.sessionStatus)),

@@ -11,7 +11,8 @@ export const terminalList = defineTool({
   title: 'List terminals',
   description:
     'List your open terminal sessions: sessionId, name, type, shell, pid, sandbox mode, and whether the shell ' +
-    'is still running. Use it to find a sessionId again.',
+    'is still running. Use it to find a sessionId again. With a daemon, terminals of earlier connections are listed too ' +
+    "(attached: false): terminal_open with such a terminal's name takes it up again.",
   hints: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   input: z.strictObject({}),
   output: z.strictObject({ sessions: z.array(sessionSnapshotOutput), hint: hintOutput }),
@@ -39,11 +40,20 @@ function renderSnapshot(session: PtySessionSnapshot): string {
     ...(session.world === undefined ? [] : [`world ${session.world}`]),
     `pid ${session.pid}`,
     session.sandbox === undefined
-      ? 'unconfined'
+      ? session.attached === undefined
+        ? 'unconfined'
+        : 'this connection’s sandbox'
       : `${session.sandbox.mode}${session.sandbox.mode === 'danger-full-access' ? ' (unconfined)' : ''}, workspace ${session.sandbox.workspaceRoot}`,
     `containment ${session.status.containment}`,
     renderSession(session.status),
     ...(session.closing ? ['(closing)'] : []),
+    ...(session.attached === false
+      ? [
+          `(detached: reattach it with terminal_open {"name": ${JSON.stringify(session.name ?? session.sessionId)}})`,
+        ]
+      : session.elsewhere === true
+        ? ['(held by another connection)']
+        : []),
   ];
   return parts.join('  ');
 }

@@ -1,12 +1,13 @@
 /**
- * `terminal_open {type?, name?, cwd?, shell?, rows?, cols?, world?}` → `{ sessionId, name?, type, shell,
+ * `terminal_open {type?, name?, cwd?, shell?, rows?, cols?, world?, record?}` → `{ sessionId, name?, type, shell,
  * world?, pid, status, containment, motd, hint? }`.
  */
 import { z } from 'zod';
 import { DIALECTS } from '../../shared/dialects.js';
 import { MAX_TERMINAL_DIMENSION } from '../../shared/terminal-size.js';
 import { DEFAULT_BACKEND_TYPE } from '../harness/plugins/pty-local.js';
-import { hintField, plainLine, renderSession, sentenceLine, textOf } from './render.js';
+import type { PtySpawnResult } from '../harness/pty-service.js';
+import { hintField, plainLine, renderScreen, renderSession, sentenceLine, textOf } from './render.js';
 import { capTail } from './result-cap.js';
 import {
   containmentOutput,
@@ -66,6 +67,12 @@ export const terminalOpen = defineTool({
     cols: terminalDimension('cols').describe(
       "Terminal width in columns (default: the server's, usually 160).",
     ),
+    record: z
+      .boolean({ error: 'must be true or false' })
+      .optional()
+      .describe(
+        'Record this terminal as an asciicast file the user can replay (output only; default false).',
+      ),
     world: z
       .string({ error: 'must be a world name string; omit it to use this machine' })
       .min(1, 'must not be empty; omit it to use this machine')
@@ -83,6 +90,11 @@ export const terminalOpen = defineTool({
     containment: containmentOutput,
     limits: limitsOutput,
     motd: z.string(),
+    reattached: z.literal(true).optional(),
+    orphanedResult: z
+      .strictObject({ output: z.string(), waitReason: z.string(), exitCode: z.number().int().optional() })
+      .optional(),
+    missedLines: z.number().int().optional(),
     hint: hintOutput,
   }),
   async run(args, ctx) {
@@ -96,6 +108,7 @@ export const terminalOpen = defineTool({
         ...(args.world === undefined ? {} : { world: args.world }),
         ...(args.rows === undefined ? {} : { rows: args.rows }),
         ...(args.cols === undefined ? {} : { cols: args.cols }),
+        ...(args.record === true ? { record: true } : {}),
         ...(ctx.maxSessions === undefined ? {} : { maxOwnerSessions: ctx.maxSessions }),
       },
       ctx.signal,
@@ -104,6 +117,7 @@ export const terminalOpen = defineTool({
       opened.sandbox === undefined
         ? 'unconfined'
         : `sandbox ${opened.sandbox.mode}${opened.sandbox.mode === 'danger-full-access' ? ' (unconfined)' : ''}, workspace ${opened.sandbox.workspaceRoot}`;
+    if (opened.reattached !== undefined) return reattachedResult(opened, where, ctx.maxResultBytes);
     const header = sentenceLine(
       `Opened terminal session ${opened.sessionId} (${opened.type}, ${opened.shell}${opened.world === undefined ? '' : ` in world ${opened.world}`}, pid ${opened.pid}, ${where}, containment ${opened.status.containment}). ` +
         `Use terminal_send with sessionId "${opened.sessionId}" to run commands.`,
@@ -132,3 +146,70 @@ export const terminalOpen = defineTool({
     };
   },
 });
+
+/**
+ * The result of a `terminal_open` that took up an earlier connection's detached session (SPEC §12):
+ * what it did meanwhile — the result of the send that was running when that connection went, then
+ * the output since (or the screen) — and how many lines neither shows.
+ */
+function reattachedResult(opened: PtySpawnResult, where: string, maxResultBytes: number | undefined) {
+  const report = opened.reattached!;
+  const orphan = report.orphanedResult;
+  const header = sentenceLine(
+    `Reattached terminal session ${opened.sessionId} ("${opened.name}", ${opened.shell}, pid ${opened.pid}, ${where}): it kept running while no connection held it. ` +
+      `Use terminal_send with sessionId "${opened.sessionId}" to go on.`,
+  );
+  const missed =
+    report.missedLines > 0
+      ? [
+          sentenceLine(
+            `${report.missedLines} earlier lines are not shown; page back with terminal_read {"sessionId": "${opened.sessionId}"}.`,
+          ),
+        ]
+      : [];
+  const orphanLines =
+    orphan === undefined
+      ? []
+      : [
+          plainLine(
+            `[the send that was running when the previous connection closed settled: ${orphan.waitReason}${orphan.exitCode === undefined ? '' : `, exit ${orphan.exitCode}`}]`,
+          ),
+          ...(orphan.viewport === '' ? [] : [plainLine(orphan.viewport)]),
+        ];
+  const since =
+    report.screen !== undefined ? renderScreen(report.screen) : report.lines ? [plainLine(report.lines)] : [];
+  const footer = plainLine(renderSession(opened.status));
+  const budget =
+    (maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES) - Buffer.byteLength(`${header.text}\n\n${footer.text}`);
+  const body = capTail(textOf([...orphanLines, ...since]), budget).text;
+  const lines = [header, ...missed, ...(body.trim() === '' ? [] : [plainLine(body)]), footer];
+  return {
+    text: textOf(lines),
+    json: {
+      sessionId: opened.sessionId,
+      ...(opened.name === undefined ? {} : { name: opened.name }),
+      type: opened.type,
+      shell: opened.shell,
+      pid: opened.pid,
+      status: statusOutput(opened.status),
+      containment: opened.status.containment,
+      limits: opened.status.limits,
+      motd: capTail(
+        report.screen !== undefined ? report.screen.lines.join('\n') : (report.lines ?? ''),
+        budget,
+      ).text,
+      reattached: true as const,
+      ...(orphan === undefined
+        ? {}
+        : {
+            orphanedResult: {
+              output: capTail(orphan.viewport, budget).text,
+              waitReason: orphan.waitReason,
+              ...(orphan.exitCode === undefined ? {} : { exitCode: orphan.exitCode }),
+            },
+          }),
+      missedLines: report.missedLines,
+      ...hintField(lines),
+    },
+  };
+}

@@ -94,7 +94,16 @@ export const terminalSend = defineTool({
   output: z.strictObject({
     output: z.string(),
     foreground: z.strictObject({ pid: z.number().int(), command: z.string() }).optional(),
-    waitReason: z.enum(['stdin_read', 'running', 'pattern', 'inferred_idle', 'timeout', 'session_exit']),
+    waitReason: z.enum([
+      'stdin_read',
+      'running',
+      'pattern',
+      'inferred_idle',
+      'timeout',
+      'session_exit',
+      'human',
+    ]),
+    inputHidden: z.union([z.literal(true), z.literal('likely')]).optional(),
     exitCode: z.number().int().optional(),
     cwd: z.string().optional(),
     sessionStatus: sessionStatusOutput,
@@ -138,6 +147,7 @@ export const terminalSend = defineTool({
       sessionId: args.sessionId,
       maxResultBytes: ctx.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
       extraLines: clampNote,
+      ...(ctx.watchPage === undefined ? {} : { watchPage: ctx.watchPage }),
     });
     return {
       text: rendered.text,
@@ -147,6 +157,7 @@ export const terminalSend = defineTool({
           ? {}
           : { foreground: { pid: result.foreground.pid, command: result.foreground.command } }),
         waitReason: result.waitReason,
+        ...(result.inputHidden === undefined ? {} : { inputHidden: result.inputHidden }),
         ...(result.exitCode === undefined ? {} : { exitCode: result.exitCode }),
         ...(result.cwd === undefined ? {} : { cwd: result.cwd }),
         sessionStatus: statusOutput(result.sessionStatus),

@@ -35,11 +35,17 @@ const NEXT_STEP: Record<TerminalErrorCode, string> = {
   KEY_REFUSED: 'To interrupt the running command, call terminal_signal with SIGINT.',
   SESSION_LIMIT:
     'Close a terminal you no longer need (terminal_list shows them, terminal_close ends one), then open the new one.',
+  NAME_TAKEN:
+    'A terminal with this name is already open; pick another name, or find it with terminal_list (terminal_open with the name of a detached terminal reattaches it).',
+  SESSION_ATTACHED:
+    'Another connection is using this terminal; wait until it is closed or detached, or open a new terminal under another name.',
   ABORTED: 'The call was cancelled.',
   TRANSPORT_CLOSED:
     'The link to the world this session ran in closed, and its far side closes its sessions; open a new terminal with terminal_open (the world reconnects).',
   PROTOCOL_MISMATCH:
     'The world runs another agent-pty version; ask the user to install the same version on both ends.',
+  HUMAN_HOLDS:
+    'A person is typing in this terminal from the watch page; wait (terminal_send without text) until they hand the keyboard back, then try again.',
   INTERNAL: 'This is a bug in the terminal service; the session may be unusable, open a new one.',
 };
 

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { TerminalError } from '../../shared/errors.js';
 import type { PtyService } from '../harness/pty-service.js';
 import type { LiveLinesBatch } from './live-lines.js';
+import type { WatchPageAddress } from './render.js';
 
 /** Default cap of a rendered result: enough for a screenful of logs, small enough for a context window. */
 export const DEFAULT_MAX_RESULT_BYTES = 64 * 1024;
@@ -37,6 +38,8 @@ export interface TerminalToolContext {
    * a few a second, each bounded (see live-lines.ts). Absent: nobody subscribes to live output.
    */
   onLiveLines?: (batch: LiveLinesBatch) => void;
+  /** The watch page serving these sessions (SPEC §13), named by a hidden-input note; absent: none runs. */
+  watchPage?: WatchPageAddress;
 }
 
 /** A successful call: text for the model and the JSON result. */

@@ -11,20 +11,21 @@
  * pending or live output is subscribed, as an engine thread's ports do. An idle world never holds a
  * host that is done; when the host exits, the far side sees its stdin end and closes everything.
  */
-import { type ChildProcessByStdio, spawn } from 'node:child_process';
-import type { Socket } from 'node:net';
-import type { Readable, Writable } from 'node:stream';
-import { describeError, TerminalError } from '../../shared/errors.js';
+import { TerminalError } from '../../shared/errors.js';
+import type { SandboxSelection } from '../../shared/types.js';
 import {
   type ClientFrame,
+  commonProtocol,
   fromWireError,
   protocolMismatch,
+  protocolRangeOf,
   type ServerFrame,
-  WORLD_PROTOCOL_VERSION,
+  WORLD_PROTOCOL,
   type WorldOperation,
 } from '../../shared/world-protocol.js';
 import { LiveOutputCredit } from './live-output-flow.js';
 import { WorldLink } from './world-link.js';
+import { startCommandTransport, TRANSPORT_END_TIMING, type WorldTransport } from './world-transport.js';
 
 /** Timing of the transport command's life. */
 export const TRANSPORT_TIMING = {
@@ -33,17 +34,10 @@ export const TRANSPORT_TIMING = {
    * negotiate keys and start a process (Node's start alone takes ~50 ms) before the server speaks.
    */
   HANDSHAKE_MS: 30_000,
-  /**
-   * After the link ended, the command gets this long to exit on its own (the local server closes its
-   * sessions first; ssh and kubectl just disconnect) before it is sent SIGTERM.
-   */
-  EXIT_WAIT_MS: 10_000,
-  /** After SIGTERM, this long before SIGKILL: a transport that ignores SIGTERM must still go. */
-  KILL_WAIT_MS: 2_000,
+  /** See {@link TRANSPORT_END_TIMING}. */
+  EXIT_WAIT_MS: TRANSPORT_END_TIMING.EXIT_WAIT_MS,
+  KILL_WAIT_MS: TRANSPORT_END_TIMING.KILL_WAIT_MS,
 } as const;
-
-/** Bytes of the command's stderr kept for error messages: its last lines say why a link failed. */
-const STDERR_TAIL_BYTES = 2_048;
 
 /** How the world's transport is started. */
 export interface WorldTransportOptions {
@@ -55,14 +49,41 @@ export interface WorldTransportOptions {
   config?: Record<string, unknown>;
 }
 
+/** What the client's hello says besides its versions. */
+export interface WorldHelloOptions {
+  /** Engine configuration of the far engine (SPEC §3); a daemon ignores it. */
+  config?: Record<string, unknown>;
+  /** The client's sandbox policy (a daemon scopes what the client sees by it, SPEC §12). */
+  scope?: Pick<SandboxSelection, 'mode' | 'workspaceRoot'>;
+  /** Say this one version as a plain number instead of the range: how a version-1 server is asked. */
+  protocol?: number;
+}
+
+/**
+ * A version-1 server refused the range form of hello (it greets unasked with the number it speaks and
+ * accepts only that number): it can be asked again in its own words.
+ */
+class VersionOneRefusal extends TerminalError {
+  constructor(
+    readonly version: number,
+    refusal: TerminalError,
+  ) {
+    super(refusal.code, refusal.message, { cause: refusal.cause });
+  }
+}
+
+/** Handlers of a session's events beyond live output (version 2). */
+export interface SessionEvents {
+  /** The daemon took the session from this client. */
+  detached?(reason: string): void;
+}
+
 interface PendingCall {
   resolve(value: unknown): void;
   reject(error: unknown): void;
   /** Removes the caller's abort listener. */
   cleanup(): void;
 }
-
-type TransportProcess = ChildProcessByStdio<Writable, Readable, Readable>;
 
 /** One connected world: calls, live output routing, and the transport's lifetime. */
 export class WorldClient {
@@ -71,11 +92,14 @@ export class WorldClient {
   private readonly outputRoutes = new Map<string, (text: string, dropped: number) => void>();
   private readonly credits = new Map<string, LiveOutputCredit>();
   private readonly closedListeners = new Set<(error: TerminalError) => void>();
-  private readonly exited: Promise<void>;
-  private stderrTail = '';
+  private readonly sessionEvents = new Map<string, SessionEvents>();
+  /** Frame handlers of raw channels and keyboard holds by their number (version 2, SPEC §13). */
+  readonly rawChannels = new Map<number, (frame: ServerFrame & { t: 'raw' }) => void>();
+  readonly holds = new Map<number, (frame: ServerFrame & { t: 'hold-ended' }) => void>();
+  private nextChannel = 1;
   private terminating: Promise<void> | undefined;
   private nextCallId = 1;
-  private holds = 0;
+  private refs = 0;
   private failure: TerminalError | undefined;
   private handshake:
     | { resolve(pid: number): void; reject(error: TerminalError): void; timer: NodeJS.Timeout }
@@ -83,37 +107,17 @@ export class WorldClient {
 
   /** Pid of the server process on the far side (known once connected). */
   farPid = 0;
+  /** The protocol version both ends speak (known once connected). */
+  protocol = 0;
+  /** Set when the server greeted unasked with a plain number this client speaks (a version-1 server). */
+  private versionOneGreeting: number | undefined;
 
   private constructor(
-    private readonly child: TransportProcess,
-    private readonly options: WorldTransportOptions,
+    private readonly transport: WorldTransport,
+    private readonly hello: WorldHelloOptions,
   ) {
-    let markExited!: () => void;
-    this.exited = new Promise<void>((resolve) => {
-      markExited = resolve;
-    });
-    child.once('exit', (code, signal) => {
-      const status = signal === null ? `exited with code ${code}` : `was killed by ${signal}`;
-      this.fail(new TerminalError('TRANSPORT_CLOSED', `the transport command ${status}`));
-      markExited();
-    });
-    child.once('error', (error) => {
-      this.fail(
-        new TerminalError(
-          'TRANSPORT_CLOSED',
-          `could not run the transport command: ${describeError(error)}`,
-          {
-            cause: error,
-          },
-        ),
-      );
-      // A command that never started emits no 'exit': nothing is left to wait for.
-      if (child.pid === undefined) markExited();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
-    });
-    this.link = new WorldLink(child.stdout, child.stdin, {
+    transport.onEnded((error) => this.fail(error));
+    this.link = new WorldLink(transport.input, transport.output, {
       onFrame: (frame) => this.onFrame(frame),
       onClosed: (error) => this.fail(error),
     });
@@ -133,11 +137,23 @@ export class WorldClient {
         'a world needs a command, e.g. ["ssh", "host", "agent-pty", "serve", "--stdio"]',
       );
     }
-    const child = spawn(file, args, {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, ...options.env },
-    });
-    const client = new WorldClient(child, options);
+    const hello: WorldHelloOptions = options.config === undefined ? {} : { config: options.config };
+    try {
+      return await WorldClient.over(startCommandTransport([file, ...args], options.env), hello);
+    } catch (error) {
+      // An older far side (`serve --stdio` of a version-1 release): the command runs once more, and
+      // the hello is the number it understands.
+      if (!(error instanceof VersionOneRefusal)) throw error;
+      return WorldClient.over(startCommandTransport([file, ...args], options.env), {
+        ...hello,
+        protocol: error.version,
+      });
+    }
+  }
+
+  /** Completes the handshake over a started transport (a command's pipes, a daemon's socket). */
+  static async over(transport: WorldTransport, hello: WorldHelloOptions): Promise<WorldClient> {
+    const client = new WorldClient(transport, hello);
     try {
       client.farPid = await client.shakeHands();
       return client;
@@ -145,6 +161,13 @@ export class WorldClient {
       await client.terminate();
       // Now that the command has exited, its stderr is complete: it usually says what went wrong.
       const refusal = error as TerminalError;
+      if (
+        refusal.code === 'PROTOCOL_MISMATCH' &&
+        client.versionOneGreeting !== undefined &&
+        hello.protocol === undefined
+      ) {
+        throw new VersionOneRefusal(client.versionOneGreeting, refusal);
+      }
       if (
         refusal.code !== 'TRANSPORT_CLOSED' ||
         client.stderr === '' ||
@@ -202,16 +225,32 @@ export class WorldClient {
     this.credits.delete(session);
   }
 
+  /** Routes a session's events beyond output (undefined stops routing). */
+  routeEvents(session: string, events: SessionEvents | undefined): void {
+    if (events === undefined) this.sessionEvents.delete(session);
+    else this.sessionEvents.set(session, events);
+  }
+
+  /** A fresh number for a raw channel or a keyboard hold of this link. */
+  nextChannelNumber(): number {
+    return this.nextChannel++;
+  }
+
+  /** Sends a frame that needs no answer (a raw channel's acknowledgement). */
+  notify(frame: ClientFrame): void {
+    this.link.send(frame);
+  }
+
   /** Keeps the host process alive (a call pending, live output subscribed) until {@link release}. */
   hold(): void {
-    this.holds++;
-    if (this.holds === 1) this.updateRefs();
+    this.refs++;
+    if (this.refs === 1) this.updateRefs();
   }
 
   /** Ends one {@link hold}. */
   release(): void {
-    this.holds = Math.max(0, this.holds - 1);
-    if (this.holds === 0) this.updateRefs();
+    this.refs = Math.max(0, this.refs - 1);
+    if (this.refs === 0) this.updateRefs();
   }
 
   /**
@@ -221,25 +260,14 @@ export class WorldClient {
   terminate(): Promise<void> {
     this.terminating ??= (async () => {
       this.fail(new TerminalError('TRANSPORT_CLOSED', 'the world was closed'), false);
-      if (this.child.exitCode === null && this.child.signalCode === null) {
-        this.child.ref(); // whoever awaits this waits for the exit: nothing may be left running
-        if (!(await this.exitWithin(TRANSPORT_TIMING.EXIT_WAIT_MS))) {
-          this.child.kill('SIGTERM');
-          if (!(await this.exitWithin(TRANSPORT_TIMING.KILL_WAIT_MS))) this.child.kill('SIGKILL');
-        }
-      }
-      await this.exited;
-      // The exit event can precede the end of the pipes; they are released here either way.
-      this.child.stdout.destroy();
-      this.child.stderr.destroy();
-      this.child.stdin.destroy();
+      await this.transport.finish();
     })();
     return this.terminating;
   }
 
   /** The command's last stderr lines, for a failed connection's message. */
   get stderr(): string {
-    return this.stderrTail.trim();
+    return this.transport.stderr();
   }
 
   private shakeHands(): Promise<number> {
@@ -255,22 +283,33 @@ export class WorldClient {
       this.handshake = { resolve, reject, timer };
       this.link.send({
         t: 'hello',
-        protocol: WORLD_PROTOCOL_VERSION,
-        ...(this.options.config === undefined ? {} : { config: this.options.config }),
+        protocol: this.hello.protocol ?? WORLD_PROTOCOL,
+        ...(this.hello.config === undefined ? {} : { config: this.hello.config }),
+        ...(this.hello.scope === undefined ? {} : { scope: this.hello.scope }),
       });
     });
   }
 
   private onFrame(frame: ServerFrame): void {
     switch (frame.t) {
-      case 'hello':
-        if (frame.protocol !== WORLD_PROTOCOL_VERSION) {
-          this.fail(protocolMismatch(WORLD_PROTOCOL_VERSION, frame.protocol, 'server'));
+      case 'hello': {
+        // A version-1 server greets unasked with a number; a newer one answers with its range.
+        const theirs = protocolRangeOf(frame.protocol);
+        const version = theirs === undefined ? undefined : commonProtocol(WORLD_PROTOCOL, theirs);
+        if (version === undefined) {
+          this.fail(protocolMismatch(WORLD_PROTOCOL, frame.protocol, 'server'));
+          return;
+        }
+        this.protocol = version;
+        if (typeof frame.protocol === 'number' && this.hello.protocol === undefined) {
+          this.versionOneGreeting = version;
         }
         return;
+      }
       case 'ready':
         if (this.handshake !== undefined) {
           clearTimeout(this.handshake.timer);
+          if (frame.protocol !== undefined) this.protocol = frame.protocol;
           this.handshake.resolve(frame.pid);
           this.handshake = undefined;
           this.link.startHeartbeat();
@@ -299,6 +338,15 @@ export class WorldClient {
         if (chars > 0) this.link.send({ t: 'ack', session: frame.session, chars });
         return;
       }
+      case 'detached':
+        this.sessionEvents.get(frame.session)?.detached?.(frame.reason);
+        return;
+      case 'raw':
+        this.rawChannels.get(frame.channel)?.(frame);
+        return;
+      case 'hold-ended':
+        this.holds.get(frame.hold)?.(frame);
+        return;
       default:
         return; // a frame this version does not know: ignored
     }
@@ -312,7 +360,7 @@ export class WorldClient {
    */
   private fail(reason: TerminalError, endCommand = true): void {
     if (this.failure !== undefined) return;
-    const stderr = this.stderrTail.trim();
+    const stderr = this.transport.stderr();
     const detail = stderr === '' ? '' : ` (transport stderr: ${stderr.split('\n').slice(-3).join(' | ')})`;
     this.failure = new TerminalError('TRANSPORT_CLOSED', `world link closed: ${reason.message}${detail}`, {
       cause: reason,
@@ -329,12 +377,15 @@ export class WorldClient {
       call.cleanup();
       call.reject(this.transportClosed());
     }
-    this.holds = 0;
+    this.refs = 0;
     this.outputRoutes.clear();
     this.link.close();
-    if (endCommand && this.child.exitCode === null && this.child.signalCode === null) {
-      this.child.kill('SIGTERM');
-    }
+    if (endCommand) this.transport.abort();
+    for (const events of this.sessionEvents.values()) events.detached?.(this.failure.message);
+    this.sessionEvents.clear();
+    this.rawChannels.clear();
+    for (const hold of this.holds.values()) hold({ t: 'hold-ended', hold: 0, end: 'closed' });
+    this.holds.clear();
     for (const listener of this.closedListeners) listener(this.failure);
     this.closedListeners.clear();
     this.updateRefs();
@@ -346,24 +397,8 @@ export class WorldClient {
     return new TerminalError('TRANSPORT_CLOSED', failure.message, { cause: failure.cause });
   }
 
-  private exitWithin(ms: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), ms);
-    });
-    return Promise.race([this.exited.then(() => true), expired]).finally(() => clearTimeout(timer));
-  }
-
-  /** The command and its output pipe hold the event loop only while something waits on them. */
+  /** The transport holds the event loop only while something waits on it. */
   private updateRefs(): void {
-    const wanted = this.holds > 0 || this.handshake !== undefined || this.terminating !== undefined;
-    const pipes = [this.child.stdout, this.child.stderr, this.child.stdin] as unknown as Socket[];
-    if (wanted) {
-      this.child.ref();
-      pipes[0]!.ref();
-    } else {
-      this.child.unref();
-      for (const pipe of pipes) pipe.unref();
-    }
+    this.transport.setRef(this.refs > 0 || this.handshake !== undefined || this.terminating !== undefined);
   }
 }

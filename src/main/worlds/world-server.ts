@@ -20,15 +20,15 @@ import type {
 } from '../../shared/types.js';
 import {
   type ClientFrame,
-  protocolMismatch,
   type ServerFrame,
   type SpawnedSession,
   toWireError,
-  WORLD_PROTOCOL_VERSION,
   WORLD_SESSION_METHODS,
   type WorldOperation,
 } from '../../shared/world-protocol.js';
+import { answerHello } from './hello.js';
 import { LiveOutputSender } from './live-output-flow.js';
+import { SessionExtensions } from './session-extensions.js';
 import { WorldLink } from './world-link.js';
 
 /** How the server was asked to stop, for its exit status and log line. */
@@ -70,6 +70,8 @@ class WorldServer {
   private readonly served = new Map<string, ServedSession>();
   /** Abort controllers of calls in flight that take a signal (spawn, send), by call id. */
   private readonly aborts = new Map<number, AbortController>();
+  /** Raw channels and keyboard holds of SPEC §13 (protocol version 2). */
+  private readonly extensions: SessionExtensions;
   /** Set by the client's hello; resolves once the engine is up (the server then sends `ready`). */
   private starting: Promise<PtyEngine> | undefined;
   /** The engine, once up: calls are served only then (the client waits for `ready`). */
@@ -85,11 +87,12 @@ class WorldServer {
       // The client is gone: its sessions get a short grace, nobody waits for them (SPEC §4.8).
       onClosed: (error) => void this.stop(error.message, false, { graceMs: CLIENT_GONE_GRACE_MS }),
     });
+    this.extensions = new SessionExtensions((frame) => this.link.send(frame));
     void options.stopRequested?.then((why) => this.stop(why, false));
   }
 
   async run(): Promise<ServeOutcome> {
-    this.link.send({ t: 'hello', protocol: WORLD_PROTOCOL_VERSION });
+    // The hello is an answer (hello.ts): a version-1 client expects a plain number, a newer one a range.
     this.link.startHeartbeat();
     return this.finished;
   }
@@ -109,6 +112,9 @@ class WorldServer {
       case 'abort':
         this.aborts.get(frame.id)?.abort(new TerminalError('ABORTED', 'the client aborted the call'));
         return;
+      case 'raw-ack':
+        this.extensions.acknowledgeRaw(frame.channel, frame.chars);
+        return;
       case 'ack':
         try {
           this.served.get(frame.session)?.liveOutput.acknowledge(frame.chars);
@@ -122,23 +128,21 @@ class WorldServer {
     }
   }
 
-  /** The client's first frame must be its hello, of this protocol version. */
+  /** The client's first frame must be its hello, of a protocol version this server speaks. */
   private handshake(frame: ClientFrame): void {
-    if (frame.t !== 'hello') {
-      void this.refuse(
-        new TerminalError('PROTOCOL_MISMATCH', `expected the client's hello first, got a '${frame.t}' frame`),
-      );
+    const answer = answerHello(frame);
+    this.link.send(answer.hello);
+    if (answer.version === undefined) {
+      void this.refuse(answer.refusal);
       return;
     }
-    if (frame.protocol !== WORLD_PROTOCOL_VERSION) {
-      void this.refuse(protocolMismatch(WORLD_PROTOCOL_VERSION, frame.protocol, 'client'));
-      return;
-    }
-    this.starting = this.options.createEngine(frame.config ?? {});
+    const version = answer.version;
+    const config = frame.t === 'hello' ? frame.config : undefined;
+    this.starting = this.options.createEngine(config ?? {});
     this.starting.then(
       (engine) => {
         this.engine = engine;
-        this.link.send({ t: 'ready', pid: process.pid });
+        this.link.send({ t: 'ready', pid: process.pid, protocol: version });
       },
       (error: unknown) => void this.refuse(error),
     );
@@ -189,6 +193,16 @@ class WorldServer {
       }
       case 'shutdown':
         return this.closeEngine();
+      case 'list':
+        return engine.list();
+      case 'raw-open':
+      case 'raw-close':
+      case 'snapshot':
+      case 'keyboard-take':
+      case 'keyboard-write':
+      case 'keyboard-heartbeat':
+      case 'keyboard-release':
+        return this.extensions.invoke(op, args, (id) => this.lookup(id).session);
       default:
         throw new TerminalError('INVALID_ARGUMENT', `unknown operation '${String(op)}'`);
     }
@@ -267,6 +281,7 @@ class WorldServer {
 
   private forget(served: ServedSession): void {
     served.liveOutput.stop();
+    this.extensions.dropSession(served.session.id);
     this.served.delete(served.session.id);
   }
 
@@ -284,6 +299,7 @@ class WorldServer {
   private stop(reason: string, refused: boolean, options: CloseOptions = {}): Promise<void> {
     this.stopping ??= (async () => {
       for (const controller of this.aborts.values()) controller.abort();
+      this.extensions.dispose();
       let failure: unknown;
       try {
         await this.closeEngine(options);

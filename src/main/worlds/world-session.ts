@@ -13,11 +13,14 @@ import type {
   Containment,
   Dialect,
   Disposable,
+  HoldEnd,
+  KeyboardHold,
   OutputChunk,
   RawChunk,
   RawView,
   ReadRequest,
   ReadResult,
+  ReattachReport,
   SandboxSelection,
   SendOperation,
   SendOutputDelta,
@@ -27,13 +30,17 @@ import type {
   SessionStatus,
   SignalName,
   SignalResult,
+  TakeKeyboardOptions,
   TerminalSendResult,
   TerminalSession,
   TerminalSize,
   TerminalSnapshot,
 } from '../../shared/types.js';
-import type { SpawnedSession } from '../../shared/world-protocol.js';
+import type { SpawnedSession, WorldOperation } from '../../shared/world-protocol.js';
 import type { WorldClient } from './world-client.js';
+
+/** A raw channel's client acknowledges once it delivered this many characters (a quarter of the window). */
+const RAW_ACK_EVERY_CHARS = 1 << 18;
 
 /** A session in a world. */
 export class WorldSession implements TerminalSession {
@@ -44,8 +51,12 @@ export class WorldSession implements TerminalSession {
   readonly dialect: Dialect;
   readonly sandbox: SandboxSelection | undefined;
 
+  /** What the daemon reported when this handle attached the session (SPEC §12); absent for a spawn. */
+  readonly reattach: ReattachReport | undefined;
+
   private readonly listeners = new Set<(chunk: OutputChunk) => void>();
   private nextSendId = 1;
+  private sendsInFlight = 0;
   private closeCall: Promise<SessionOutcome> | undefined;
   private closed = false;
   /** The containment the far side last reported; what a session of a dead link is said to have had. */
@@ -57,13 +68,100 @@ export class WorldSession implements TerminalSession {
     private readonly client: WorldClient,
     spawned: SpawnedSession,
     private readonly onClosed: (session: WorldSession) => void,
+    reattach?: ReattachReport,
   ) {
+    this.reattach = reattach;
     this.id = spawned.id;
     this.name = spawned.name;
     this.pid = spawned.pid;
     this.motd = spawned.motd;
     this.dialect = (spawned.dialect ?? 'bash') as Dialect;
     this.sandbox = spawned.sandbox as SandboxSelection | undefined;
+    // The daemon took the session from this handle (stolen, or closed): later calls say so.
+    client.routeEvents(this.id, { detached: () => this.release() });
+  }
+
+  /** True while a send of this handle has not settled. */
+  get busy(): boolean {
+    return this.sendsInFlight > 0;
+  }
+
+  /** Lets go of the session: it keeps running on the daemon for a later `attach` (SPEC §12). */
+  async detach(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.call('detach', {});
+    } finally {
+      this.release();
+    }
+  }
+
+  /** `session.snapshot()` of the far session (SPEC §13). */
+  snapshot(): Promise<TerminalSnapshot> {
+    return this.call<TerminalSnapshot>('snapshot', {});
+  }
+
+  /** `session.openRaw(listener)` of the far session (SPEC §13): its snapshot, then its raw chunks. */
+  async openRaw(listener: (chunk: RawChunk) => void): Promise<RawView> {
+    const channel = this.client.nextChannelNumber();
+    let delivered = 0;
+    this.client.rawChannels.set(channel, (frame) => {
+      try {
+        listener(frame.chunk);
+      } finally {
+        delivered += frame.chunk.data.length;
+        if (delivered >= RAW_ACK_EVERY_CHARS) {
+          this.client.notify({ t: 'raw-ack', channel, chars: delivered });
+          delivered = 0;
+        }
+      }
+    });
+    this.client.hold();
+    let open = true;
+    const dispose = () => {
+      if (!open) return;
+      open = false;
+      this.client.rawChannels.delete(channel);
+      this.client.release();
+      if (this.client.closedWith === undefined) this.call('raw-close', { channel }).catch(() => undefined);
+    };
+    try {
+      const snapshot = await this.call<TerminalSnapshot>('raw-open', { channel });
+      return { snapshot, dispose };
+    } catch (error) {
+      dispose();
+      throw error;
+    }
+  }
+
+  /** `session.takeKeyboard(options)` of the far session (SPEC §13). */
+  async takeKeyboard(options: TakeKeyboardOptions): Promise<KeyboardHold> {
+    const hold = this.client.nextChannelNumber();
+    let settle!: (end: HoldEnd) => void;
+    const ended = new Promise<HoldEnd>((resolve) => {
+      settle = resolve;
+    });
+    this.client.holds.set(hold, (frame) => {
+      this.client.holds.delete(hold);
+      settle(frame.end);
+    });
+    try {
+      const { since } = await this.call<{ since: number }>('keyboard-take', { hold, options });
+      return {
+        since,
+        ended,
+        write: async (data) => {
+          await this.call('keyboard-write', { hold, data });
+        },
+        heartbeat: () => void this.call('keyboard-heartbeat', { hold }).catch(() => undefined),
+        release: async () => {
+          await this.call('keyboard-release', { hold });
+        },
+      };
+    } catch (error) {
+      this.client.holds.delete(hold);
+      throw error;
+    }
   }
 
   startSend(request: SendRequest): SendOperation {
@@ -71,6 +169,11 @@ export class WorldSession implements TerminalSession {
     // The signal stays here (an abort is forwarded as a frame); every other field crosses as it is.
     const { signal, ...plain } = request;
     const done = this.call<TerminalSendResult>('send', { send, request: plain }, signal);
+    this.sendsInFlight++;
+    const settled = () => {
+      this.sendsInFlight--;
+    };
+    done.then(settled, settled);
     return {
       done,
       readOutput: () => this.call<SendOutputDelta>('send-output', { send }),
@@ -119,14 +222,6 @@ export class WorldSession implements TerminalSession {
     };
   }
 
-  async openRaw(_listener: (chunk: RawChunk) => void): Promise<RawView> {
-    throw new TerminalError('INVALID_ARGUMENT', 'the raw channel is not available over this link yet');
-  }
-
-  async snapshot(): Promise<TerminalSnapshot> {
-    throw new TerminalError('INVALID_ARGUMENT', 'snapshot() is not available over this link yet');
-  }
-
   close(reason = 'closed', options: CloseOptions = {}): Promise<SessionOutcome> {
     if (this.client.closedWith !== undefined && this.closeCall === undefined) {
       this.release();
@@ -161,6 +256,7 @@ export class WorldSession implements TerminalSession {
     this.closed = true;
     this.listeners.clear();
     this.client.forgetSession(this.id);
+    this.client.routeEvents(this.id, undefined);
     this.onClosed(this);
   }
 
@@ -176,11 +272,7 @@ export class WorldSession implements TerminalSession {
     return this.call<T>('session', { method, args });
   }
 
-  private call<T>(
-    op: 'send' | 'send-output' | 'send-cancel' | 'session' | 'live-output',
-    args: Record<string, unknown>,
-    signal?: AbortSignal,
-  ): Promise<T> {
+  private call<T>(op: WorldOperation, args: Record<string, unknown>, signal?: AbortSignal): Promise<T> {
     if (this.closed && this.client.closedWith === undefined) {
       return Promise.reject(new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`));
     }

@@ -46,6 +46,7 @@ export default async function runSessionTask(data: SessionTaskData): Promise<Ses
     status: async () => session.status(),
     resize: async (size) => session.resize(size),
     setLiveOutput: async (enabled) => session.setLiveOutput(enabled),
+    writePersonInput: (data) => session.writePersonInput(data),
     openRaw: (port) => session.openRaw(port),
     snapshot: async () => session.snapshot(),
     close: (reason, graceMs) => session.close(reason, graceMs),

@@ -55,6 +55,13 @@ describe('limit defaults and rules (config)', () => {
     expect(() => resolveEngineConfig({ sessionPids: 4 })).toThrow(/sessionPids/);
     expect(() => resolveEngineConfig({ maxSessions: 0 })).toThrow(/maxSessions/);
   });
+
+  it('detachedTtlMs (SPEC §12): a day by default, 0 = never, a whole number of ms else refused naming it', () => {
+    expect(resolveEngineConfig({}).detachedTtlMs).toBe(86_400_000);
+    expect(resolveEngineConfig({ detachedTtlMs: 0 }).detachedTtlMs).toBe(0);
+    expect(() => resolveEngineConfig({ detachedTtlMs: -1 })).toThrow(/detachedTtlMs/);
+    expect(() => resolveEngineConfig({ detachedTtlMs: 1.5 })).toThrow(/detachedTtlMs/);
+  });
 });
 
 /** This machine's mountinfo (a hybrid host: v1 controllers, an empty v2 tree at /sys/fs/cgroup/unified). */

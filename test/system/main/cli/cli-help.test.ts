@@ -88,7 +88,9 @@ describe('agent-pty command line', () => {
       command: 'interactive',
       workspace: '/w/demo',
     });
-    expect(() => parseCliArgs(['help', 'frob'])).toThrow(/no command 'frob'; commands: mcp, serve, demo/);
+    expect(() => parseCliArgs(['help', 'frob'])).toThrow(
+      /no command 'frob'; commands: mcp, serve, daemon, demo/,
+    );
   });
 
   it('knows every value flag of mcp: a value written before the command is not taken for it', () => {

@@ -4,7 +4,9 @@
 // link's death: a killed server, a hung server (SIGSTOP) and a link cut without a clean close (a relay
 // that stops relaying) — pending calls reject with TRANSPORT_CLOSED and the far side closes everything.
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -19,6 +21,7 @@ import { until } from '../../../support/until.js';
 const BIN = new URL('../../../../dist/main/cli/bin.js', import.meta.url).pathname;
 const RELAY = new URL('../../../fixtures/world-relay.mjs', import.meta.url).pathname;
 const OTHER_VERSION = new URL('../../../fixtures/world-other-version.mjs', import.meta.url).pathname;
+const VERSION_ONE = new URL('../../../fixtures/world-version-1.mjs', import.meta.url).pathname;
 const SERVE = [process.execPath, BIN, 'serve', '--stdio'];
 
 /** SPEC §10: a dead transport rejects pending calls within a second. */
@@ -235,8 +238,22 @@ describe('protocol versions', () => {
     const failure = createRemoteEngine({ command: [process.execPath, OTHER_VERSION] });
     const error = (await rejection(failure)).error as { code: string; message: string };
     expect(error.code).toBe('PROTOCOL_MISMATCH');
-    expect(error.message).toContain('client speaks version 1');
+    expect(error.message).toContain('client speaks versions 1 to 2');
     expect(error.message).toContain('server speaks version 999');
+  });
+
+  it('a far side of the previous release (version 1) is asked again in its own words, and serves', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'world-v1-'));
+    const hellos = join(dir, 'hellos');
+    try {
+      const engine = await world([process.execPath, VERSION_ONE, hellos]);
+      expect(readFileSync(hellos, 'utf8').trim().split('\n')).toEqual(['{"min":1,"max":2}', '1']);
+      // Version 1 has no list operation: the client lists its own handles.
+      expect(await engine.list()).toEqual([]);
+      await engine.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a server refuses a client of another version, naming both, and exits', async () => {
@@ -256,13 +273,14 @@ describe('protocol versions', () => {
       .split('\n')
       .map(
         (line) =>
-          JSON.parse(line) as { t: string; protocol?: number; error?: { code: string; message: string } },
+          JSON.parse(line) as { t: string; protocol?: unknown; error?: { code: string; message: string } },
       )
       .filter((frame) => frame.t !== 'ping');
-    expect(frames[0]).toEqual({ t: 'hello', protocol: 1 });
+    // The server answers the client's hello with its range (SPEC §12), then refuses naming both.
+    expect(frames[0]).toEqual({ t: 'hello', protocol: { min: 1, max: 2 } });
     expect(frames[1]?.t).toBe('fatal');
     expect(frames[1]?.error?.code).toBe('PROTOCOL_MISMATCH');
-    expect(frames[1]?.error?.message).toContain('server speaks version 1');
+    expect(frames[1]?.error?.message).toContain('server speaks versions 1 to 2');
     expect(frames[1]?.error?.message).toContain('client speaks version 999');
     expect(code).toBe(2);
   });

@@ -29,6 +29,8 @@ function typeOf(property: JsonSchema): string {
   if (typeof property.type === 'string') return property.type;
   const variants = (property.oneOf ?? property.anyOf) as JsonSchema[] | undefined;
   if (variants?.every((variant) => variant.type === 'object')) return 'object';
+  // A choice of constants of different types (`inputHidden`: true or 'likely'): documented as `literal`.
+  if (variants?.every((variant) => 'const' in variant)) return 'literal';
   throw new Error(`no single type for ${JSON.stringify(property)}`);
 }
 

@@ -1,0 +1,104 @@
+/**
+ * `agent-pty watch [--port N] [--socket PATH]` (SPEC §13): the watch page over the per-user daemon's
+ * sessions (SPEC §12). Prints the page's link (with its token) on stdout and keeps serving until
+ * SIGINT/SIGTERM; the link is also written to `watch-<pid>.url` (0600) so `agent-pty attach` finds it.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { TerminalError } from '../../shared/errors.js';
+import type { PtyEngine } from '../../shared/types.js';
+import { startWatchServer } from '../watch/watch-server.js';
+import { removeWatchUrlFile, runtimeDirectory, writeWatchUrlFile } from '../watch/watch-url-file.js';
+
+/** Usage line, quoted by every options error. */
+export const WATCH_USAGE_LINE = 'agent-pty watch [--port N] [--socket PATH]';
+
+/** Text of `agent-pty watch --help`. */
+export const WATCH_HELP = `${WATCH_USAGE_LINE}
+
+Serves a page on 127.0.0.1 that shows every terminal of the agent-pty daemon live (docs/watch.md).
+Read-only until you press "Take over": then your keys go to the terminal and the agent waits until
+you "Hand back" (use it to type a password the agent must not see). The link it prints carries a
+secret token: open it in your browser, do not share it. For a remote machine, forward the port:
+  ssh -L 8080:127.0.0.1:8080 host agent-pty watch --port 8080
+
+Options:
+  --port N       port on 127.0.0.1 (default: a random free one)
+  --socket PATH  the daemon's socket (default $XDG_RUNTIME_DIR/agent-pty/engine.sock)
+
+An MCP server without a daemon serves its own page: agent-pty mcp --watch.`;
+
+/** Parsed options. */
+export interface WatchOptions {
+  port: number | undefined;
+  socket: string;
+}
+
+/** Parses the options; throws INVALID_ARGUMENT. */
+export function parseWatchOptions(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): WatchOptions {
+  const options: WatchOptions = { port: undefined, socket: join(runtimeDirectory(env), 'engine.sock') };
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]!;
+    const [flag, inline] =
+      arg.startsWith('--') && arg.includes('=') ? arg.split(/=(.*)/s, 2) : [arg, undefined];
+    const value = (): string => {
+      const next = inline ?? argv[++index];
+      if (next === undefined || next === '') {
+        throw new TerminalError('INVALID_ARGUMENT', `agent-pty watch: ${flag} needs a value`);
+      }
+      return next;
+    };
+    if (flag === '--port') {
+      const text = value();
+      const port = Number(text);
+      if (!/^[0-9]+$/.test(text) || port < 1 || port > 65_535) {
+        throw new TerminalError('INVALID_ARGUMENT', `agent-pty watch: --port must be 1-65535; got '${text}'`);
+      }
+      options.port = port;
+    } else if (flag === '--socket') {
+      options.socket = value();
+    } else {
+      throw new TerminalError(
+        'INVALID_ARGUMENT',
+        `agent-pty watch: unknown argument '${arg}' (usage: ${WATCH_USAGE_LINE})`,
+      );
+    }
+  }
+  return options;
+}
+
+/** Connects to the daemon at `socket` (SPEC §12). */
+async function daemonEngine(socket: string): Promise<PtyEngine> {
+  if (!existsSync(socket)) {
+    throw new TerminalError(
+      'TRANSPORT_CLOSED',
+      `no agent-pty daemon at ${socket}: start one with agent-pty daemon (or serve an MCP server's own terminals with agent-pty mcp --watch)`,
+    );
+  }
+  const { createRemoteEngine } = await import('../worlds/remote-engine.js');
+  // `{ socket }` is the daemon's transport (SPEC §12).
+  return createRemoteEngine({ socket } as unknown as Parameters<typeof createRemoteEngine>[0]);
+}
+
+/** Runs `agent-pty watch` until a signal; returns the exit code. */
+export async function runWatch(argv: readonly string[]): Promise<number> {
+  const options = parseWatchOptions(argv);
+  const engine = await daemonEngine(options.socket);
+  const server = await startWatchServer({
+    engine,
+    ...(options.port === undefined ? {} : { port: options.port }),
+  });
+  const urlFile = writeWatchUrlFile(server.url);
+  process.stdout.write(`${server.url}\n`);
+  process.stderr.write(`agent-pty watch: open the link above in a browser; Ctrl-C stops the page\n`);
+  await new Promise<void>((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
+  });
+  removeWatchUrlFile(urlFile);
+  await server.close();
+  await engine.close();
+  return 0;
+}

@@ -1,0 +1,272 @@
+/**
+ * One session the daemon holds (SPEC §12): the engine's session plus what outlives its clients —
+ * which client is attached, the send in flight when a client vanished (its result is kept for the next
+ * attach), how many lines arrived that no client was shown, and the detached-TTL timer.
+ */
+import { TerminalError } from '../../shared/errors.js';
+import type {
+  CloseOptions,
+  Disposable,
+  ReattachReport,
+  SendOperation,
+  SendRequest,
+  SessionListing,
+  TerminalSendResult,
+  TerminalSession,
+} from '../../shared/types.js';
+
+/**
+ * Bytes of lines a reattach shows at most: the tool result cap's default (SPEC §3 `maxResultBytes`),
+ * so a report fits one tool result.
+ */
+export const REATTACH_LINE_BYTES = 64 * 1024;
+
+/**
+ * Wait bound of the send a reattach settles to read what the client missed: a wait-only send writes
+ * nothing and returns what arrived since the previous result — and moves the continuity cursor past
+ * it (SPEC §4.2). Short: it must not keep the client waiting on a command that is still running.
+ */
+const REATTACH_PROBE_MS = 200;
+
+/** Whoever is attached: a client connection, compared by identity. */
+export interface Attachment {
+  /** The daemon took the session from this client (stolen by another, or closed without it asking). */
+  revoke(sessionId: string, reason: string): void;
+}
+
+/** A session of the daemon. */
+export class DaemonSession {
+  /** The client attached now (undefined while detached). */
+  private attachedTo: Attachment | undefined;
+  /** The latest send, while it is in flight: who started it and how to end its wait. */
+  private inFlight:
+    | { by: Attachment; controller: AbortController; done: Promise<TerminalSendResult> }
+    | undefined;
+  /** The result of a send that settled after its client had gone, kept for the next attach. */
+  private orphan: TerminalSendResult | undefined;
+  /** Lines of output since the session was detached (counted only then: see {@link countLines}). */
+  private unshownLines = 0;
+  private lineCounter: Disposable | undefined;
+  private ttlTimer: NodeJS.Timeout | undefined;
+  private closing: Promise<unknown> | undefined;
+
+  constructor(
+    /** The daemon's id: a per-daemon prefix and a counter (never repeats). */
+    readonly id: string,
+    /** The client's name for it, unique in its scope. */
+    readonly name: string | undefined,
+    /** The scope key (sandbox mode and workspace root) whose clients may see it. */
+    readonly scope: string,
+    readonly session: TerminalSession,
+    owner: Attachment,
+    private readonly detachedTtlMs: number,
+    private readonly onGone: (session: DaemonSession) => void,
+  ) {
+    this.attachedTo = owner;
+  }
+
+  /**
+   * Counts output lines while no client is attached: what `missedLines` estimates from when a report
+   * had to cut. Only then — a live subscription costs every byte a trip to the host thread, which an
+   * attached session's output must not pay.
+   */
+  private countLines(): void {
+    this.unshownLines = 0;
+    this.lineCounter ??= this.session.onOutput((chunk) => {
+      for (let at = chunk.text.indexOf('\n'); at !== -1; at = chunk.text.indexOf('\n', at + 1)) {
+        this.unshownLines++;
+      }
+    });
+  }
+
+  private stopCountingLines(): void {
+    this.lineCounter?.dispose();
+    this.lineCounter = undefined;
+  }
+
+  /** True while `client` is the attached one. */
+  isAttachedTo(client: Attachment): boolean {
+    return this.attachedTo === client;
+  }
+
+  /** True while any client is attached. */
+  get attached(): boolean {
+    return this.attachedTo !== undefined;
+  }
+
+  /** Starts a send for `client`; its result is kept as orphaned if the client is gone when it settles. */
+  startSend(client: Attachment, request: SendRequest): SendOperation {
+    const controller = new AbortController();
+    const callerSignal = request.signal;
+    const forward = () => controller.abort(callerSignal?.reason);
+    if (callerSignal?.aborted) forward();
+    else callerSignal?.addEventListener('abort', forward, { once: true });
+    const operation = this.session.startSend({ ...request, signal: controller.signal });
+    const entry = { by: client, controller, done: operation.done };
+    this.inFlight = entry;
+    operation.done.then(
+      (result) => {
+        callerSignal?.removeEventListener('abort', forward);
+        if (this.inFlight === entry) this.inFlight = undefined;
+        if (this.attachedTo !== client) this.orphan = result; // settled on the daemon, nobody to hand it to
+      },
+      () => {
+        callerSignal?.removeEventListener('abort', forward);
+        if (this.inFlight === entry) this.inFlight = undefined;
+      },
+    );
+    return operation;
+  }
+
+  /** The listing of `engine.list()`. */
+  async listing(): Promise<SessionListing> {
+    return {
+      id: this.id,
+      name: this.name,
+      attached: this.attached,
+      pid: this.session.pid,
+      status: await this.session.status(),
+      busy: this.inFlight !== undefined,
+      mode: this.session.sandbox?.mode ?? 'unconfined',
+      dialect: this.session.dialect,
+      ...heldSinceOf(this.session),
+    };
+  }
+
+  /**
+   * Attaches `client` (refused with SESSION_ATTACHED while another one is, unless `steal`) and reports
+   * what it missed. Returns the client it was taken from, if any, to be told.
+   */
+  async attach(
+    client: Attachment,
+    steal: boolean,
+  ): Promise<{ report: ReattachReport; takenFrom: Attachment | undefined }> {
+    const previous = this.attachedTo;
+    if (previous !== undefined && previous !== client && !steal) {
+      throw new TerminalError(
+        'SESSION_ATTACHED',
+        `session ${this.name ?? this.id} is attached to another client; attach with steal to take it`,
+      );
+    }
+    this.attachedTo = client;
+    this.stopTtl();
+    return { report: await this.report(), takenFrom: previous === client ? undefined : previous };
+  }
+
+  /** `client` lets go (a detach, or its connection ended): the session keeps running, its TTL starts. */
+  detach(client: Attachment): void {
+    if (this.attachedTo !== client) return;
+    this.attachedTo = undefined;
+    if (this.closing === undefined) this.countLines();
+    if (this.detachedTtlMs > 0 && this.closing === undefined) {
+      this.ttlTimer = setTimeout(
+        () => void this.close(`detached for ${this.detachedTtlMs} ms (detachedTtlMs)`).catch(() => undefined),
+        this.detachedTtlMs,
+      );
+    }
+  }
+
+  /** Closes the session (idempotent while in progress; a failed close may be retried). */
+  close(reason: string, options?: CloseOptions): Promise<unknown> {
+    this.closing ??= this.session.close(reason, options).then(
+      (outcome) => {
+        this.forget(reason);
+        return outcome;
+      },
+      (error: unknown) => {
+        this.closing = undefined;
+        throw error;
+      },
+    );
+    return this.closing;
+  }
+
+  /** It is closed (by a client, its TTL, or the daemon's stop): the attached client is told. */
+  forget(reason: string): void {
+    this.stopTtl();
+    this.stopCountingLines();
+    const client = this.attachedTo;
+    this.attachedTo = undefined;
+    client?.revoke(this.id, `the session was closed: ${reason}`);
+    this.onGone(this);
+  }
+
+  private stopTtl(): void {
+    clearTimeout(this.ttlTimer);
+    this.ttlTimer = undefined;
+  }
+
+  /**
+   * What happened while no client looked: the send that was in flight (its wait ended now if it still
+   * runs: it settles `running`, nothing is signalled), then a wait-only send, whose result holds the
+   * output since (or the screen) and moves the continuity cursor past what this report shows.
+   */
+  private async report(): Promise<ReattachReport> {
+    const inFlight = this.inFlight;
+    if (inFlight !== undefined) {
+      inFlight.controller.abort(new TerminalError('ABORTED', 'the session was reattached'));
+      await inFlight.done.catch((lostWithTheSession: unknown) => void lostWithTheSession);
+    }
+    const orphanedResult = this.orphan;
+    this.orphan = undefined;
+    let probe: TerminalSendResult | undefined;
+    try {
+      probe = await this.session.startSend({ timeoutMs: REATTACH_PROBE_MS }).done;
+    } catch (exitedOrClosed) {
+      void exitedOrClosed; // an exited session's scrollback is read below
+    }
+    // Read after the probe settled: its output is all counted by then, or nearly (see below).
+    const unshown = this.unshownLines;
+    this.stopCountingLines();
+    this.unshownLines = 0;
+    // Exact when nothing was cut: every line since the last result is in the orphan or the lines. When
+    // something was, the live line count since then says how much (it may also count the prompt and
+    // the echoed command lines that reached the live output after their send's result).
+    const estimate = (shown: number) => Math.max(0, unshown - shown);
+    const shownByOrphan = orphanedResult === undefined ? 0 : lineCount(orphanedResult.viewport);
+    const orphanCut = orphanedResult?.truncated === true;
+    if (probe?.screen !== undefined) {
+      return {
+        ...(orphanedResult === undefined ? {} : { orphanedResult }),
+        screen: probe.screen,
+        missedLines: orphanCut || lineCount(probe.viewport) > 0 ? estimate(shownByOrphan) : 0,
+      };
+    }
+    const text =
+      probe?.viewport ??
+      (await this.session.read({ count: 500 }).then(
+        (page) => page.text,
+        () => '',
+      ));
+    const lines = lastLinesWithin(text, REATTACH_LINE_BYTES);
+    const cut = orphanCut || probe?.truncated === true || lines.length < text.length;
+    return {
+      ...(orphanedResult === undefined ? {} : { orphanedResult }),
+      lines,
+      missedLines: cut ? estimate(shownByOrphan + lineCount(lines)) : 0,
+    };
+  }
+}
+
+/** `{ heldSince }` while a person holds the session's keyboard (SPEC §13), else nothing. */
+export function heldSinceOf(session: TerminalSession): { heldSince?: number } {
+  const heldSince = (session as { readonly heldSince?: number }).heldSince;
+  return heldSince === undefined ? {} : { heldSince };
+}
+
+/** Lines of a text (a trailing newline ends the last line). */
+function lineCount(text: string): number {
+  if (text === '') return 0;
+  let lines = 1;
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) lines++;
+  return text.endsWith('\n') ? lines - 1 : lines;
+}
+
+/** The last whole lines of `text` within `maxBytes` of UTF-8 (the newest output is what matters). */
+function lastLinesWithin(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text) <= maxBytes) return text;
+  const bytes = Buffer.from(text, 'utf8');
+  const tail = bytes.subarray(bytes.length - maxBytes);
+  const newline = tail.indexOf(0x0a);
+  return (newline === -1 ? tail : tail.subarray(newline + 1)).toString('utf8').replace(/^\uFFFD+/, '');
+}

@@ -1,0 +1,39 @@
+// engine.list() and name uniqueness of the in-process engine (SPEC §5, §12): every session is its
+// caller's (attached), busy while a send runs, and a name is held by one session at a time.
+import { describe, expect, it } from 'vitest';
+import { testEngine } from '../../../support/engine.js';
+
+describe('engine.list() in process', () => {
+  it('lists every session attached, busy while a send runs, with its mode', async () => {
+    const engine = await testEngine();
+    const named = await engine.spawn({ name: 'build' });
+    const plain = await engine.spawn();
+    const running = named.startSend({ text: 'sleep 0.5; echo slept-$((6*7))' });
+    const listed = await engine.list();
+    expect(listed).toHaveLength(2);
+    expect(listed.find((entry) => entry.id === named.id)).toMatchObject({
+      name: 'build',
+      attached: true,
+      pid: named.pid,
+      busy: true,
+      mode: 'unconfined',
+      status: { kind: 'running' },
+    });
+    expect(listed.find((entry) => entry.id === plain.id)).toMatchObject({ name: undefined, busy: false });
+    expect((await running.done).viewport).toContain('slept-42');
+    expect((await engine.list()).every((entry) => !entry.busy)).toBe(true);
+  });
+
+  it('refuses a second session of the same name (NAME_TAKEN), also while the first still starts', async () => {
+    const engine = await testEngine();
+    const [first, second] = await Promise.allSettled([
+      engine.spawn({ name: 'dev' }),
+      engine.spawn({ name: 'dev' }),
+    ]);
+    expect(first.status).toBe('fulfilled');
+    expect(second).toMatchObject({ status: 'rejected', reason: { code: 'NAME_TAKEN' } });
+    await (first as PromiseFulfilledResult<{ close(): Promise<unknown> }>).value.close();
+    // Once closed, the name is free again.
+    expect((await engine.spawn({ name: 'dev' })).name).toBe('dev');
+  });
+});

@@ -1,0 +1,130 @@
+// `agent-pty mcp --daemon` end to end (SPEC §12): the SDK's Client over stdio against real servers,
+// the daemon they start on demand, real bash in workspace-write. Five servers started at once start
+// one daemon (setsid, a 0600 log); a terminal outlives the server that opened it; the next server
+// lists it detached and reattaches it by name, with what it printed meanwhile.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BIN, runCli, scratchDirectory } from '../../../support/daemon.js';
+import { isAlive } from '../../../support/engine.js';
+import { until } from '../../../support/until.js';
+
+const clients: Client[] = [];
+let socketToStop: string | undefined;
+
+afterEach(async () => {
+  await Promise.allSettled(clients.splice(0).map((client) => client.close()));
+  if (socketToStop !== undefined) await runCli(['daemon', '--socket', socketToStop, '--stop']);
+  socketToStop = undefined;
+});
+
+interface Setup {
+  socket: string;
+  state: string;
+  workspace: string;
+}
+
+function setup(): Setup {
+  const socket = join(scratchDirectory(), 'run', 'engine.sock');
+  socketToStop = socket;
+  return { socket, state: scratchDirectory(0o700), workspace: scratchDirectory() };
+}
+
+async function server({ socket, state, workspace }: Setup, extra: string[] = []): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'mcp', '--daemon', '--socket', socket, '--workspace', workspace, ...extra],
+    env: { ...getDefaultEnvironment(), XDG_STATE_HOME: state, MCP_CLIENT_VAR: 'from-the-client' },
+    stderr: 'pipe',
+  });
+  transport.stderr?.on('data', () => undefined);
+  const client = new Client({ name: 'mcp-daemon-test', version: '1.0.0' });
+  clients.push(client);
+  await client.connect(transport);
+  return client;
+}
+
+/** Pids of daemons serving `socket`. */
+function daemonsOn(socket: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      if (argv.includes('daemon') && argv.includes(socket)) pids.push(Number(name));
+    } catch {
+      // exited while scanning
+    }
+  }
+  return pids;
+}
+
+type Json = Record<string, unknown>;
+const call = async (client: Client, name: string, args: Json = {}) =>
+  (await client.callTool({ name, arguments: args })).structuredContent as Json;
+
+describe('mcp --daemon', () => {
+  it('five servers started at once start exactly one daemon, detached with setsid, logging to a 0600 file', async () => {
+    const context = setup();
+    const servers = await Promise.all(Array.from({ length: 5 }, () => server(context)));
+    for (const client of servers) expect((await call(client, 'terminal_list')).sessions).toEqual([]);
+    expect(servers[0]!.getInstructions()).toContain('Terminals outlive this connection');
+    const daemons = daemonsOn(context.socket);
+    expect(daemons).toHaveLength(1);
+    const stat = readFileSync(`/proc/${daemons[0]}/stat`, 'utf8');
+    const sessionId = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3]);
+    expect(sessionId).toBe(daemons[0]); // a session leader: setsid
+    const log = join(context.state, 'agent-pty', 'daemon.log');
+    expect(statSync(log).mode & 0o777).toBe(0o600);
+    expect(readFileSync(log, 'utf8')).toContain(`listening on ${context.socket}`);
+  });
+
+  it('a terminal outlives its server; the next one lists it detached and reattaches it by name', async () => {
+    const context = setup();
+    const flag = join(context.workspace, 'finished');
+    const first = await server(context);
+    const opened = await call(first, 'terminal_open', { name: 'build' });
+    const ran = await call(first, 'terminal_send', {
+      sessionId: opened.sessionId,
+      text: `echo env-$MCP_CLIENT_VAR; sleep 1; echo done-$((6*7)); touch ${flag}`,
+      timeoutMs: 300,
+    });
+    expect(ran.waitReason).toBe('running');
+    expect(ran.output).toContain('env-from-the-client');
+    await first.close();
+    await until('the command to finish while no server holds it', () => existsSync(flag));
+    expect(isAlive(opened.pid as number)).toBe(true);
+
+    const second = await server(context);
+    const listed = (await call(second, 'terminal_list')).sessions as Json[];
+    expect(listed).toMatchObject([{ name: 'build', attached: false, pid: opened.pid }]);
+    const again = await call(second, 'terminal_open', { name: 'build' });
+    expect(again).toMatchObject({ reattached: true, name: 'build', pid: opened.pid, missedLines: 0 });
+    expect(String(again.motd).split('\n')).toContain('done-42');
+    const next = await call(second, 'terminal_send', {
+      sessionId: again.sessionId,
+      text: 'echo next-$((6*7))',
+    });
+    expect(next.output).toContain('next-42');
+    expect(next.output).not.toContain('done-42'); // the reattach moved the cursor past it
+    expect((await call(second, 'terminal_list')).sessions).toMatchObject([{ name: 'build', attached: true }]);
+    await call(second, 'terminal_close', { sessionId: again.sessionId });
+    await until('the shell to be gone', () => !isAlive(opened.pid as number));
+  });
+
+  it('a reattached terminal counts against --max-sessions', async () => {
+    const context = setup();
+    const first = await server(context);
+    await call(first, 'terminal_open', { name: 'old' });
+    await first.close();
+    const second = await server(context, ['--max-sessions', '1']);
+    const fresh = await call(second, 'terminal_open', { name: 'new' });
+    const refused = await second.callTool({ name: 'terminal_open', arguments: { name: 'old' } });
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused.content)).toContain('--max-sessions');
+    await call(second, 'terminal_close', { sessionId: fresh.sessionId });
+    expect(await call(second, 'terminal_open', { name: 'old' })).toMatchObject({ reattached: true });
+  });
+});
