@@ -1,0 +1,517 @@
+/**
+ * Prototype for the terminal-model A/B of issue 24 (docs/decisions/0005-terminal-model.md): the
+ * "xterm-only" design. One @xterm/headless terminal is the only source of truth for the screen, the
+ * modes, the alternate screen, the replies (DA/DSR/CPR answered by xterm itself) and the prompt marker
+ * (OSC 133 through xterm's parser hook). Nothing in the product imports this file; the benchmark
+ * `bench/terminal-model-ab.mjs` drives it side by side with today's pipeline.
+ *
+ * Two states:
+ *
+ * - **pass-through** — the terminal is in its default state (main screen, no scroll region, no insert
+ *   mode, default character set) and its cursor stands on a row with nothing at or below it. Output
+ *   that cannot change any of that (line text; line text with SGR colours; ASCII line text whose CRs
+ *   and BSs only move the cursor within the open line) goes to the scrollback directly, and xterm is
+ *   fed **lazily**: the text waits, and only its last `rows` lines (plus the pen, the SGRs still in
+ *   effect) are parsed when someone needs xterm (a chunk the fast path cannot take, a snapshot, a
+ *   prompt check). Why that is exact: every row those lines leave on screen starts blank (scrolled in)
+ *   in both feeds, so the screen, the cursor and the pen end up the same; only xterm's own scrollback
+ *   differs, which nothing reads (the line ring is the scrollback).
+ * - **engaged** — everything else: each chunk is parsed at once (synchronously, so a marker or a
+ *   query is seen before the session looks), and lines enter the scrollback when they scroll off the
+ *   top of xterm's screen (read with `translateToString`, wrapped rows joined). Engaging takes the
+ *   lines still on screen back from the ring (they may be redrawn). A fast-path chunk disengages again
+ *   once the cursor is at column 0 of a blank row with nothing below it.
+ *
+ * The xterm internals used (`_core.writeSync`, the only synchronous parse entry of xterm 6) are reached
+ * in {@link reachWriteSync}, which fails closed: a clear error, never a wrong answer.
+ */
+import xtermHeadless from '@xterm/headless';
+import { LineFeeds } from '../../dist/worker/output/line-feeds.js';
+import { LineTextKind, lineTextKind } from '../../dist/worker/output/line-text.js';
+import { parseOwnedMarker } from '../../dist/worker/readiness/prompt-marker.js';
+
+/** Largest piece handed to one synchronous parse (bounds the rows one write can scroll off). */
+const PARSE_SLICE_CHARS = 8 * 1024;
+/** xterm's own scrollback: must hold every row one parse slice can scroll off before it is harvested. */
+const XTERM_SCROLLBACK = PARSE_SLICE_CHARS + 64;
+/** Lazily fed text is compacted (its head dropped) once it holds this many line feeds beyond `rows`. */
+const COMPACT_EXTRA_LINES = 256;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: SGR is defined by ESC
+const SGR = /\x1b\[[0-9;:]*m/g;
+/** A CR not followed by LF (the end of the chunk counts as "not known": carried). */
+const BARE_CR = /\r(?!\n)/;
+/** ASCII printable, CR, LF and BS only: what the cursor-row emulation below handles exactly. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the class is defined by control codes
+const ROW_EDIT_TEXT = /^[\x20-\x7e\r\n\x08]*$/;
+
+/**
+ * `_core.writeSync` of xterm 6, bound; throws when this xterm has no such entry (the prototype then
+ * refuses to run rather than parse asynchronously and answer a prompt check from a stale screen).
+ */
+export function reachWriteSync(terminal) {
+  const core = terminal._core;
+  const writeSync = core?.writeSync;
+  if (typeof writeSync !== 'function')
+    throw new Error('xterm-only model: this @xterm/headless has no _core.writeSync (checked against 6.0)');
+  return (data) => writeSync.call(core, data);
+}
+
+/** The pen (SGRs) in effect at the end of `text`, as a string of SGRs to replay; `pen` is what held before. */
+function penAfter(pen, text) {
+  if (text.indexOf('\x1b') === -1) return pen;
+  const resetAt = Math.max(text.lastIndexOf('\x1b[0m'), text.lastIndexOf('\x1b[m'));
+  const tail = (resetAt >= 0 ? text.slice(resetAt) : text).match(SGR);
+  const before = resetAt >= 0 ? '' : pen;
+  return tail === null ? before : before + tail.join('');
+}
+
+/** A cheap look before the costlier disengage check: could this chunk take the fast path at all? */
+function mayPassThrough(data) {
+  const esc = data.indexOf('\x1b');
+  if (esc === -1) return true;
+  return !/\x1b(?!\[[0-9;:]*m)/.test(data);
+}
+
+/** The xterm-only terminal model. */
+export class XtermOnlyModel {
+  /**
+   * `ring`: the scrollback (LineRing). `nonce`/`prompt`: the session's marker nonce and controlled
+   * prompt. `reply(data)`: xterm's answers to queries, to be written to the pty.
+   */
+  constructor({ rows, cols, ring, nonce, prompt, reply }) {
+    this.rows = rows;
+    this.cols = cols;
+    this.ring = ring;
+    this.nonce = nonce;
+    this.prompt = prompt;
+    this.terminal = new xtermHeadless.Terminal({
+      cols,
+      rows,
+      scrollback: XTERM_SCROLLBACK,
+      allowProposedApi: true,
+      windowOptions: { getWinSizeChars: true },
+      logLevel: 'off', // xterm 6 warns once that writeSync is deprecated (see reachWriteSync)
+    });
+    this.parse = reachWriteSync(this.terminal);
+    this.terminal.onData((data) => reply(data));
+    this.lineFeeds = new LineFeeds();
+    /** Pass-through (true) or engaged. */
+    this.passing = true;
+    /** Lazily fed text not yet parsed: pieces and their line-feed counts. */
+    this.deferred = [];
+    this.deferredLineFeeds = 0;
+    /** SGRs in effect before `deferred[0]` that xterm has not parsed yet (its head was dropped). */
+    this.deferredPen = '';
+    /** True once part of `deferred` was dropped: the rest is fed after a fresh line. */
+    this.deferredCut = false;
+    /** Pass-through: the open line as shown, and the cursor column in it (ASCII open lines only). */
+    this.openText = '';
+    this.openCol = 0;
+    this.openAscii = true;
+    /** A chunk's unfinished end (a CR whose LF may follow, a cut SGR), prepended to the next chunk. */
+    this.carry = '';
+    /** Engaged: rows at the top of xterm's screen already committed to the ring. */
+    this.committedTop = 0;
+    /** Engaged: the head of a wrapped line whose first rows scrolled off while the rest is on screen. */
+    this.pendingHead = '';
+    /** Modes the fast path depends on, followed through parser hooks (observed, never handled). */
+    this.scrollRegion = false;
+    this.charsetChanged = false;
+    this.markers = 0;
+    this.marker = undefined;
+    this.markerRow = -1;
+    this.markerCol = -1;
+    this.stats = { fastChars: 0, rowEditChars: 0, parsedChars: 0, engages: 0, flushedChars: 0 };
+    const parser = this.terminal.parser;
+    parser.registerOscHandler(133, (payload) => {
+      const marker = parseOwnedMarker(`133;${payload}`, this.nonce);
+      if (marker === undefined) return false;
+      const buffer = this.terminal.buffer.active;
+      this.markers += 1;
+      this.marker = marker;
+      this.markerRow = buffer.baseY + buffer.cursorY;
+      this.markerCol = buffer.cursorX;
+      return true;
+    });
+    parser.registerCsiHandler({ final: 'r' }, (params) => {
+      const top = params[0] ?? 0;
+      const bottom = params[1] ?? 0;
+      this.scrollRegion = !((top === 0 || top === 1) && (bottom === 0 || bottom === this.rows));
+      return false;
+    });
+    for (const intermediates of ['(', ')', '*', '+'])
+      for (const final of '0AB<>4C5RfQ9KYE6Z7H='.split(''))
+        parser.registerEscHandler({ intermediates, final }, () => {
+          this.charsetChanged ||= !(intermediates === '(' && final === 'B');
+          return false;
+        });
+  }
+
+  /** Prompt markers parsed so far (exact without a flush: a marker is an escape, parsed at once). */
+  get markersParsed() {
+    return this.markers;
+  }
+
+  /** Whether the alternate screen is active. */
+  get alternateScreen() {
+    return this.terminal.buffer.active.type === 'alternate';
+  }
+
+  /** One read of the pty, decoded. */
+  write(chunk) {
+    let data = this.carry.length === 0 ? chunk : this.carry + chunk;
+    this.carry = '';
+    if (data.length === 0) return;
+    if (this.passing || (mayPassThrough(data) && this.canDisengage())) {
+      data = this.holdUnfinishedEnd(data);
+      if (data.length === 0) return;
+      if (this.passThrough(data)) return;
+    }
+    this.engage();
+    this.parseNow(data);
+  }
+
+  /** Parses what waits lazily (and a carried end), so xterm's state is current. */
+  flush() {
+    if (this.carry.length > 0) {
+      const carry = this.carry;
+      this.carry = '';
+      this.engage();
+      this.parseNow(carry);
+      return;
+    }
+    this.feedDeferred();
+  }
+
+  /** Rows of the active screen (trailing blanks trimmed), after a flush. */
+  screenLines() {
+    this.flush();
+    const buffer = this.terminal.buffer.active;
+    const lines = [];
+    for (let y = 0; y < this.rows; y++) lines.push(buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? '');
+    return lines;
+  }
+
+  /** The cursor (row in the viewport, column), after a flush. */
+  cursor() {
+    this.flush();
+    const buffer = this.terminal.buffer.active;
+    return { row: buffer.cursorY, col: buffer.cursorX };
+  }
+
+  /**
+   * Prompt evidence (SPEC §4.2 rule 1): the latest owned marker, when the text after it on its row is
+   * exactly the controlled prompt and the cursor stands right after it.
+   */
+  promptCandidate() {
+    if (this.marker === undefined) return undefined;
+    this.flush();
+    const buffer = this.terminal.buffer.active;
+    if (buffer.baseY + buffer.cursorY !== this.markerRow) return undefined;
+    const line = buffer.getLine(this.markerRow);
+    const after = line?.translateToString(false, this.markerCol) ?? '';
+    if (after.trimEnd() !== this.prompt.trimEnd()) return undefined;
+    if (buffer.cursorX !== this.markerCol + this.prompt.length) return undefined;
+    return this.marker;
+  }
+
+  /** Forgets the marker (a write boundary: evidence from before a write never counts). */
+  resetPrompt() {
+    this.marker = undefined;
+  }
+
+  /**
+   * For readers: commits nothing, but makes the ring end with what the screen shows (engaged: the rows
+   * not yet scrolled off are appended provisionally; the caller reads, then calls `unsync`).
+   */
+  sync() {
+    if (this.passing) return undefined;
+    const from = this.ring.headSeq;
+    const rows = this.screenRowsAsLines(this.committedTop, this.cursorAbsRow() + 1);
+    if (rows.length > 0) rows[0] = this.pendingHead + rows[0];
+    for (let i = 0; i < rows.length; i++) {
+      if (i > 0) this.ring.newline();
+      this.ring.text(rows[i]);
+    }
+    return from;
+  }
+
+  /** Takes back what `sync` appended. */
+  unsync(from) {
+    if (from !== undefined) this.ring.retract(from);
+  }
+
+  dispose() {
+    this.terminal.dispose();
+  }
+
+  // --- pass-through ---------------------------------------------------------------------------
+
+  /** Cuts an end that the next chunk may complete: a final CR (its LF may follow), a cut escape. */
+  holdUnfinishedEnd(data) {
+    const last = data.charCodeAt(data.length - 1);
+    if (last === 0x0d) {
+      this.carry = '\r';
+      return data.slice(0, -1);
+    }
+    const esc = data.lastIndexOf('\x1b');
+    if (esc !== -1 && esc >= data.length - 32 && !/^\x1b(?:\[[0-9;:?]*[\x40-\x7e]|\][^\x07]*\x07|[^[\]])/.test(data.slice(esc))) {
+      this.carry = data.slice(esc);
+      return data.slice(0, esc);
+    }
+    return data;
+  }
+
+  /** Takes `data` on the fast path when it can; false: it must be parsed. */
+  passThrough(data) {
+    const kind = lineTextKind(data, this.lineFeeds);
+    if (kind !== LineTextKind.None) {
+      if (!BARE_CR.test(data)) {
+        this.appendLineText(data, data, kind === LineTextKind.Ascii);
+        return true;
+      }
+      return kind === LineTextKind.Ascii && data.indexOf('\t') === -1 && this.editRow(data);
+    }
+    if (data.indexOf('\x1b') === -1) return ROW_EDIT_TEXT.test(data) && this.editRow(data);
+    const plain = data.replace(SGR, '');
+    if (plain.indexOf('\x1b') !== -1) return false;
+    const plainKind = lineTextKind(plain, this.lineFeeds);
+    if (plainKind === LineTextKind.None || BARE_CR.test(plain)) return false;
+    this.appendLineText(plain, data, plainKind === LineTextKind.Ascii);
+    return true;
+  }
+
+  /** Line text without bare CRs (`plain`), which xterm gets later as `raw` (the same with its SGRs). */
+  appendLineText(plain, raw, ascii) {
+    this.stats.fastChars += raw.length;
+    this.ring.textBlock(plain, ascii, plain === raw && ascii ? this.lineFeeds : undefined);
+    const lastLf = plain.lastIndexOf('\n');
+    if (lastLf === -1) {
+      if (this.openCol !== this.openText.length) this.openAscii = false; // text after a CR/BS overwrote
+      this.openText += plain;
+    } else {
+      this.openText = plain.slice(lastLf + 1);
+    }
+    if (!ascii) this.openAscii = false;
+    else if (lastLf !== -1) this.openAscii = true;
+    this.openCol = this.openText.length;
+    this.defer(raw, plain === raw && ascii && this.lineFeeds.count >= 0 ? this.lineFeeds.count : countLineFeeds(raw));
+  }
+
+  /**
+   * ASCII text whose CRs and BSs move the cursor within the open line: each line's final content is
+   * computed here (what xterm would show: characters overwrite, nothing erases), exactly while no
+   * line reaches the last column (wrapping would take the cursor to another row). False: not exact.
+   */
+  editRow(data) {
+    if (!this.openAscii) return false;
+    let text = this.openText;
+    let col = this.openCol;
+    const done = [];
+    const limit = this.cols - 1;
+    for (let i = 0; i < data.length; ) {
+      const c = data.charCodeAt(i);
+      if (c === 0x0d) {
+        if (data.charCodeAt(i + 1) === 0x0a) {
+          done.push(text);
+          text = '';
+          col = 0;
+          i += 2;
+          continue;
+        }
+        col = 0;
+        i++;
+      } else if (c === 0x08) {
+        if (col > 0) col--;
+        i++;
+      } else if (c === 0x0a) {
+        return false; // a bare LF keeps the column: not handled here
+      } else {
+        // A run of printable characters, written at the cursor.
+        let j = i + 1;
+        while (j < data.length) {
+          const d = data.charCodeAt(j);
+          if (d === 0x0d || d === 0x08 || d === 0x0a) break;
+          j++;
+        }
+        const run = data.slice(i, j);
+        if (col + run.length > limit) return false;
+        text = text.length <= col ? text.padEnd(col) + run : text.slice(0, col) + run + text.slice(col + run.length);
+        col += run.length;
+        i = j;
+      }
+    }
+    this.stats.rowEditChars += data.length;
+    const ring = this.ring;
+    let raw = '';
+    for (const line of done) {
+      ring.rewriteLine();
+      ring.text(line);
+      ring.newline();
+      raw += `\r${line}\r\n`;
+    }
+    ring.rewriteLine();
+    ring.text(text);
+    raw += `\r${text}\r${text.slice(0, col)}`;
+    this.openText = text;
+    this.openCol = col;
+    this.defer(raw, done.length);
+    return true;
+  }
+
+  /** Queues `raw` for xterm; drops the head once more than `rows` lines wait (see the file's comment). */
+  defer(raw, lineFeeds) {
+    this.deferred.push(raw);
+    this.deferredLineFeeds += lineFeeds;
+    if (this.deferredLineFeeds > this.rows + COMPACT_EXTRA_LINES) this.compactDeferred();
+  }
+
+  /** Drops waiting text whose rows would scroll off anyway, keeping the pen it leaves. */
+  compactDeferred() {
+    const text = this.deferred.join('');
+    // The cut is after the line feed that leaves exactly `rows` line feeds in what is kept.
+    let cut = text.length;
+    for (let kept = 0; kept < this.rows; kept++) {
+      cut = text.lastIndexOf('\n', cut - 1);
+      if (cut <= 0) return;
+    }
+    const dropped = text.slice(0, cut + 1);
+    this.deferredPen = penAfter(this.deferredPen, dropped);
+    this.deferred = [text.slice(cut + 1)];
+    this.deferredLineFeeds = this.rows;
+    this.deferredCut = true;
+  }
+
+  /** Parses what waits: after a fresh line and the pen when its head was dropped. */
+  feedDeferred() {
+    if (this.deferred.length === 0) return;
+    const text = this.deferred.join('');
+    const head = this.deferredCut ? `\r\n${this.deferredPen}` : '';
+    this.deferred = [];
+    this.deferredLineFeeds = 0;
+    this.deferredPen = '';
+    this.deferredCut = false;
+    this.stats.flushedChars += head.length + text.length;
+    for (let at = 0; at < text.length || at === 0; at += PARSE_SLICE_CHARS) {
+      this.parse(at === 0 ? head + text.slice(0, PARSE_SLICE_CHARS) : text.slice(at, at + PARSE_SLICE_CHARS));
+      this.dropXtermScrollback(0);
+      if (text.length === 0) break;
+    }
+  }
+
+  // --- engaged ----------------------------------------------------------------------------------
+
+  /** Leaves pass-through: xterm is brought up to date and takes the lines on its screen back. */
+  engage() {
+    if (!this.passing) return;
+    this.feedDeferred();
+    this.passing = false;
+    this.stats.engages += 1;
+    const buffer = this.terminal.buffer.active;
+    if (buffer.type === 'alternate') {
+      this.committedTop = 0;
+      return;
+    }
+    // Logical lines that start on screen at or above the cursor leave the ring: xterm holds them now.
+    let starts = 0;
+    let firstStart = -1;
+    for (let y = 0; y <= buffer.cursorY; y++) {
+      if (buffer.getLine(buffer.baseY + y)?.isWrapped) continue;
+      starts++;
+      if (firstStart === -1) firstStart = y;
+    }
+    this.committedTop = firstStart === -1 ? buffer.cursorY + 1 : firstStart;
+    this.pendingHead = '';
+    this.ring.retract(this.ring.headSeq - (starts - 1));
+  }
+
+  /** Whether pass-through may resume: default modes, cursor at column 0 of a blank row, nothing below. */
+  canDisengage() {
+    if (this.carry.length > 0) return false;
+    const terminal = this.terminal;
+    const buffer = terminal.buffer.active;
+    if (buffer.cursorX !== 0 || buffer.type !== 'normal') return false;
+    if (this.scrollRegion || this.charsetChanged || terminal.modes.insertMode) return false;
+    for (let y = buffer.cursorY; y < this.rows; y++)
+      if ((buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? '') !== '') return false;
+    // Commit the rows above the cursor, then pass through from an empty open line.
+    const lines = this.screenRowsAsLines(this.committedTop, buffer.baseY + buffer.cursorY);
+    if (lines.length > 0) lines[0] = this.pendingHead + lines[0];
+    for (const line of lines) {
+      this.ring.text(line);
+      this.ring.newline();
+    }
+    this.pendingHead = '';
+    this.passing = true;
+    this.openText = '';
+    this.openCol = 0;
+    this.openAscii = true;
+    return true;
+  }
+
+  /** Parses `data` now and commits the rows it scrolled off the top. */
+  parseNow(data) {
+    this.stats.parsedChars += data.length;
+    for (let at = 0; at < data.length; at += PARSE_SLICE_CHARS) {
+      this.parse(at === 0 && data.length <= PARSE_SLICE_CHARS ? data : data.slice(at, at + PARSE_SLICE_CHARS));
+      this.harvest();
+    }
+  }
+
+  /** Rows that scrolled into xterm's scrollback go to the ring (those not committed before). */
+  harvest() {
+    const buffer = this.terminal.buffer.active;
+    const scrolled = buffer.baseY;
+    if (scrolled === 0 || buffer.type !== 'normal') return;
+    const skip = Math.min(scrolled, this.committedTop);
+    if (skip < scrolled) {
+      const lines = this.screenRowsAsLines(skip, scrolled, true);
+      if (lines.length > 0) {
+        lines[0] = this.pendingHead + lines[0];
+        this.pendingHead = '';
+      }
+      // The last row's line may go on below (wrapped onto the screen): hold its head.
+      if (buffer.getLine(scrolled)?.isWrapped) this.pendingHead = lines.pop() ?? '';
+      for (const line of lines) {
+        this.ring.text(line);
+        this.ring.newline();
+      }
+    }
+    this.committedTop -= skip;
+    this.dropXtermScrollback(scrolled);
+  }
+
+  /** Clears xterm's scrollback (`CSI 3 J`), moving marker coordinates with the rows. */
+  dropXtermScrollback(scrolled) {
+    const baseY = this.terminal.buffer.active.baseY;
+    if (baseY === 0) return;
+    this.markerRow -= baseY;
+    this.parse('\x1b[3J');
+    void scrolled;
+  }
+
+  /** Rows [from, to) of the buffer (absolute) as logical lines, wrapped rows joined. */
+  screenRowsAsLines(from, to, absolute = false) {
+    const buffer = this.terminal.buffer.active;
+    const base = absolute ? 0 : buffer.baseY;
+    const lines = [];
+    for (let y = from; y < to; y++) {
+      const line = buffer.getLine(base + y);
+      const text = line?.translateToString(true) ?? '';
+      if (line?.isWrapped && lines.length > 0) lines[lines.length - 1] += text;
+      else lines.push(text);
+    }
+    return lines;
+  }
+
+  cursorAbsRow() {
+    const buffer = this.terminal.buffer.active;
+    return buffer.cursorY;
+  }
+}
+
+function countLineFeeds(text) {
+  let n = 0;
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) n++;
+  return n;
+}
