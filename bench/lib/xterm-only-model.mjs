@@ -99,6 +99,7 @@ export class XtermOnlyModel {
     this.passing = true;
     /** Lazily fed text not yet parsed: pieces and their line-feed counts. */
     this.deferred = [];
+    this.deferredCounts = [];
     this.deferredLineFeeds = 0;
     /** SGRs in effect before `deferred[0]` that xterm has not parsed yet (its head was dropped). */
     this.deferredPen = '';
@@ -266,7 +267,7 @@ export class XtermOnlyModel {
   passThrough(data) {
     const kind = lineTextKind(data, this.lineFeeds);
     if (kind !== LineTextKind.None) {
-      if (!BARE_CR.test(data)) {
+      if (!this.hasBareCr(data, kind)) {
         this.appendLineText(data, data, kind === LineTextKind.Ascii);
         return true;
       }
@@ -279,6 +280,19 @@ export class XtermOnlyModel {
     if (plainKind === LineTextKind.None || BARE_CR.test(plain)) return false;
     this.appendLineText(plain, data, plainKind === LineTextKind.Ascii);
     return true;
+  }
+
+  /**
+   * Whether line text holds a CR not followed by LF. For ASCII the scan counted the CRs and listed the
+   * line feeds: when every CR is the one in front of a line feed, there is none (no second scan).
+   */
+  hasBareCr(data, kind) {
+    const lineFeeds = this.lineFeeds;
+    if (kind !== LineTextKind.Ascii || lineFeeds.count < 0) return BARE_CR.test(data);
+    const positions = lineFeeds.positions;
+    let crlf = 0;
+    for (let i = 0; i < lineFeeds.count; i++) if (data.charCodeAt(positions[i] - 1) === 0x0d) crlf++;
+    return lineFeeds.crCount !== crlf;
   }
 
   /** Line text without bare CRs (`plain`), which xterm gets later as `raw` (the same with its SGRs). */
@@ -304,43 +318,34 @@ export class XtermOnlyModel {
    * line reaches the last column (wrapping would take the cursor to another row). False: not exact.
    */
   editRow(data) {
-    if (!this.openAscii) return false;
-    let text = this.openText;
+    if (!this.openAscii || this.openText.length >= this.cols) return false;
+    const row = this.rowBuffer ?? (this.rowBuffer = new Uint16Array(this.cols));
+    let length = this.openText.length;
+    for (let k = 0; k < length; k++) row[k] = this.openText.charCodeAt(k);
     let col = this.openCol;
     const done = [];
     const limit = this.cols - 1;
-    for (let i = 0; i < data.length; ) {
+    for (let i = 0; i < data.length; i++) {
       const c = data.charCodeAt(i);
       if (c === 0x0d) {
         if (data.charCodeAt(i + 1) === 0x0a) {
-          done.push(text);
-          text = '';
+          done.push(String.fromCharCode.apply(null, row.subarray(0, length)));
+          length = 0;
           col = 0;
-          i += 2;
-          continue;
-        }
-        col = 0;
-        i++;
+          i++;
+        } else col = 0;
       } else if (c === 0x08) {
         if (col > 0) col--;
-        i++;
       } else if (c === 0x0a) {
         return false; // a bare LF keeps the column: not handled here
       } else {
-        // A run of printable characters, written at the cursor.
-        let j = i + 1;
-        while (j < data.length) {
-          const d = data.charCodeAt(j);
-          if (d === 0x0d || d === 0x08 || d === 0x0a) break;
-          j++;
-        }
-        const run = data.slice(i, j);
-        if (col + run.length > limit) return false;
-        text = text.length <= col ? text.padEnd(col) + run : text.slice(0, col) + run + text.slice(col + run.length);
-        col += run.length;
-        i = j;
+        if (col >= limit) return false; // the next character would reach the last column (wrapping)
+        while (length < col) row[length++] = 0x20;
+        row[col++] = c;
+        if (col > length) length = col;
       }
     }
+    const text = String.fromCharCode.apply(null, row.subarray(0, length));
     this.stats.rowEditChars += data.length;
     const ring = this.ring;
     let raw = '';
@@ -359,43 +364,53 @@ export class XtermOnlyModel {
     return true;
   }
 
-  /** Queues `raw` for xterm; drops the head once more than `rows` lines wait (see the file's comment). */
+  /** Queues `raw` for xterm; drops whole pieces from the head once more than `rows` lines wait. */
   defer(raw, lineFeeds) {
     this.deferred.push(raw);
+    this.deferredCounts.push(lineFeeds);
     this.deferredLineFeeds += lineFeeds;
     if (this.deferredLineFeeds > this.rows + COMPACT_EXTRA_LINES) this.compactDeferred();
   }
 
-  /** Drops waiting text whose rows would scroll off anyway, keeping the pen it leaves. */
+  /**
+   * Drops waiting pieces whose rows would scroll off anyway, keeping the pen they leave. What is kept
+   * holds more than `rows` line feeds, so after cutting its first piece at a line start (feedDeferred)
+   * at least `rows` remain.
+   */
   compactDeferred() {
-    const text = this.deferred.join('');
-    // The cut is after the line feed that leaves exactly `rows` line feeds in what is kept.
-    let cut = text.length;
-    for (let kept = 0; kept < this.rows; kept++) {
-      cut = text.lastIndexOf('\n', cut - 1);
-      if (cut <= 0) return;
+    let drop = 0;
+    let lineFeeds = this.deferredLineFeeds;
+    while (drop < this.deferred.length - 1 && lineFeeds - this.deferredCounts[drop] > this.rows + 1) {
+      this.deferredPen = penAfter(this.deferredPen, this.deferred[drop]);
+      lineFeeds -= this.deferredCounts[drop];
+      drop++;
     }
-    const dropped = text.slice(0, cut + 1);
-    this.deferredPen = penAfter(this.deferredPen, dropped);
-    this.deferred = [text.slice(cut + 1)];
-    this.deferredLineFeeds = this.rows;
+    if (drop === 0) return;
+    this.deferred.splice(0, drop);
+    this.deferredCounts.splice(0, drop);
+    this.deferredLineFeeds = lineFeeds;
     this.deferredCut = true;
   }
 
-  /** Parses what waits: after a fresh line and the pen when its head was dropped. */
+  /** Parses what waits: from a line start after a fresh line and the pen, when its head was dropped. */
   feedDeferred() {
     if (this.deferred.length === 0) return;
-    const text = this.deferred.join('');
-    const head = this.deferredCut ? `\r\n${this.deferredPen}` : '';
+    let text = this.deferred.join('');
+    let head = '';
+    if (this.deferredCut) {
+      const lineStart = text.indexOf('\n') + 1;
+      head = `\r\n${penAfter(this.deferredPen, text.slice(0, lineStart))}`;
+      text = text.slice(lineStart);
+    }
     this.deferred = [];
+    this.deferredCounts = [];
     this.deferredLineFeeds = 0;
     this.deferredPen = '';
     this.deferredCut = false;
     this.stats.flushedChars += head.length + text.length;
-    for (let at = 0; at < text.length || at === 0; at += PARSE_SLICE_CHARS) {
+    for (let at = 0; at === 0 || at < text.length; at += PARSE_SLICE_CHARS) {
       this.parse(at === 0 ? head + text.slice(0, PARSE_SLICE_CHARS) : text.slice(at, at + PARSE_SLICE_CHARS));
-      this.dropXtermScrollback(0);
-      if (text.length === 0) break;
+      this.dropXtermScrollback();
     }
   }
 
@@ -478,16 +493,15 @@ export class XtermOnlyModel {
       }
     }
     this.committedTop -= skip;
-    this.dropXtermScrollback(scrolled);
+    this.dropXtermScrollback();
   }
 
   /** Clears xterm's scrollback (`CSI 3 J`), moving marker coordinates with the rows. */
-  dropXtermScrollback(scrolled) {
+  dropXtermScrollback() {
     const baseY = this.terminal.buffer.active.baseY;
     if (baseY === 0) return;
     this.markerRow -= baseY;
     this.parse('\x1b[3J');
-    void scrolled;
   }
 
   /** Rows [from, to) of the buffer (absolute) as logical lines, wrapped rows joined. */
