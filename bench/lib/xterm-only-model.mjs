@@ -255,8 +255,10 @@ export class XtermOnlyModel {
       this.carry = '\r';
       return data.slice(0, -1);
     }
-    const esc = data.lastIndexOf('\x1b');
-    if (esc !== -1 && esc >= data.length - 32 && !/^\x1b(?:\[[0-9;:?]*[\x40-\x7e]|\][^\x07]*\x07|[^[\]])/.test(data.slice(esc))) {
+    // Only the last 32 characters are looked at (a scan of the whole chunk for an escape costs more).
+    let esc = data.indexOf('\x1b', Math.max(0, data.length - 32));
+    for (let next = esc; next !== -1; next = data.indexOf('\x1b', next + 1)) esc = next;
+    if (esc !== -1 && !/^\x1b(?:\[[0-9;:?]*[\x40-\x7e]|\][^\x07]*\x07|[^[\]])/.test(data.slice(esc))) {
       this.carry = data.slice(esc);
       return data.slice(0, esc);
     }
@@ -319,6 +321,9 @@ export class XtermOnlyModel {
    */
   editRow(data) {
     if (!this.openAscii || this.openText.length >= this.cols) return false;
+    // A carried end makes `data` a cons string, whose charCodeAt is slow in optimized code: indexOf
+    // flattens it in place first.
+    data.indexOf('\x00');
     const row = this.rowBuffer ?? (this.rowBuffer = new Uint16Array(this.cols));
     let length = this.openText.length;
     for (let k = 0; k < length; k++) row[k] = this.openText.charCodeAt(k);
