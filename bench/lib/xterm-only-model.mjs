@@ -290,7 +290,12 @@ export class XtermOnlyModel {
    */
   hasBareCr(data, kind) {
     const lineFeeds = this.lineFeeds;
-    if (kind !== LineTextKind.Ascii || lineFeeds.count < 0) return BARE_CR.test(data);
+    if (kind !== LineTextKind.Ascii || lineFeeds.count < 0) {
+      // One memchr-like search per line: every CR must be the one in front of a line feed.
+      for (let at = data.indexOf('\r'); at !== -1; at = data.indexOf('\r', at + 2))
+        if (data.charCodeAt(at + 1) !== 0x0a) return true;
+      return false;
+    }
     const positions = lineFeeds.positions;
     let crlf = 0;
     for (let i = 0; i < lineFeeds.count; i++) if (data.charCodeAt(positions[i] - 1) === 0x0d) crlf++;
