@@ -23,7 +23,7 @@
  *   once the cursor is at column 0 of a blank row with nothing below it.
  *
  * The xterm internals used (`_core.writeSync`, the only synchronous parse entry of xterm 6) are reached
- * in {@link reachWriteSync}, which fails closed: a clear error, never a wrong answer.
+ * in {@link reachXtermInternals}, which fails closed: a clear error, never a wrong answer.
  */
 import xtermHeadless from '@xterm/headless';
 import { LineFeeds } from '../../dist/worker/output/line-feeds.js';
@@ -32,8 +32,11 @@ import { parseOwnedMarker } from '../../dist/worker/readiness/prompt-marker.js';
 
 /** Largest piece handed to one synchronous parse (bounds the rows one write can scroll off). */
 const PARSE_SLICE_CHARS = 8 * 1024;
-/** xterm's own scrollback: must hold every row one parse slice can scroll off before it is harvested. */
-const XTERM_SCROLLBACK = PARSE_SLICE_CHARS + 64;
+/**
+ * xterm's own scrollback: holds the rows a parse scrolled off until they are harvested and dropped
+ * (a drop waits while a sequence is open; several slices of rows fit meanwhile).
+ */
+const XTERM_SCROLLBACK = 4 * PARSE_SLICE_CHARS;
 /** Lazily fed text is compacted (its head dropped) once it holds this many line feeds beyond `rows`. */
 const COMPACT_EXTRA_LINES = 256;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: SGR is defined by ESC
@@ -45,15 +48,18 @@ const BARE_CR = /\r(?!\n)/;
 const ROW_EDIT_TEXT = /^[\x20-\x7e\r\n\x08]*$/;
 
 /**
- * `_core.writeSync` of xterm 6, bound; throws when this xterm has no such entry (the prototype then
- * refuses to run rather than parse asynchronously and answer a prompt check from a stale screen).
+ * The two xterm 6 internals the model needs, reached in one place that fails closed (throws when this
+ * xterm lacks them): `_core.writeSync`, its only synchronous parse entry (without it a prompt check
+ * would read a stale screen), and whether the parser stands in its ground state (between sequences),
+ * the only moment a sequence of ours (`CSI 3 J`) may be parsed in between the program's output.
  */
-export function reachWriteSync(terminal) {
+export function reachXtermInternals(terminal) {
   const core = terminal._core;
   const writeSync = core?.writeSync;
-  if (typeof writeSync !== 'function')
-    throw new Error('xterm-only model: this @xterm/headless has no _core.writeSync (checked against 6.0)');
-  return (data) => writeSync.call(core, data);
+  const parser = core?._inputHandler?._parser;
+  if (typeof writeSync !== 'function' || typeof parser?.currentState !== 'number')
+    throw new Error('xterm-only model: this @xterm/headless lacks _core.writeSync or the parser state (checked against 6.0)');
+  return { parse: (data) => writeSync.call(core, data), inGround: () => parser.currentState === 0 };
 }
 
 /** The pen (SGRs) in effect at the end of `text`, as a string of SGRs to replay; `pen` is what held before. */
@@ -90,9 +96,11 @@ export class XtermOnlyModel {
       scrollback: XTERM_SCROLLBACK,
       allowProposedApi: true,
       windowOptions: { getWinSizeChars: true },
-      logLevel: 'off', // xterm 6 warns once that writeSync is deprecated (see reachWriteSync)
+      logLevel: 'off', // xterm 6 warns once that writeSync is deprecated (see reachXtermInternals)
     });
-    this.parse = reachWriteSync(this.terminal);
+    const internals = reachXtermInternals(this.terminal);
+    this.parse = internals.parse;
+    this.parserInGround = internals.inGround;
     this.terminal.onData((data) => reply(data));
     this.lineFeeds = new LineFeeds();
     /** Pass-through (true) or engaged. */
@@ -106,13 +114,18 @@ export class XtermOnlyModel {
     /** True once part of `deferred` was dropped: the rest is fed after a fresh line. */
     this.deferredCut = false;
     /** Pass-through: the open line as shown, and the cursor column in it (ASCII open lines only). */
-    this.openText = '';
+    this.row = new Uint16Array(cols);
+    this.rowSaved = new Uint16Array(cols);
+    this.rowLength = 0;
     this.openCol = 0;
     this.openAscii = true;
+    /** Row edits not yet in the ring's open line / in the lazy feed (see syncRow). */
+    this.rowToRing = false;
+    this.rowToXterm = false;
     /** A chunk's unfinished end (a CR whose LF may follow, a cut SGR), prepended to the next chunk. */
     this.carry = '';
-    /** Engaged: rows at the top of xterm's screen already committed to the ring. */
-    this.committedTop = 0;
+    /** Engaged: buffer rows (absolute index) below this one are in the ring already. */
+    this.harvested = 0;
     /** Engaged: the head of a wrapped line whose first rows scrolled off while the rest is on screen. */
     this.pendingHead = '';
     /** Modes the fast path depends on, followed through parser hooks (observed, never handled). */
@@ -226,9 +239,22 @@ export class XtermOnlyModel {
    * not yet scrolled off are appended provisionally; the caller reads, then calls `unsync`).
    */
   sync() {
-    if (this.passing) return undefined;
+    if (this.passing) {
+      this.syncRow();
+      return undefined;
+    }
     const from = this.ring.headSeq;
-    const rows = this.screenRowsAsLines(this.committedTop, this.cursorAbsRow() + 1);
+    // What a person sees: every row down to the last one that shows something (rows below the cursor
+    // included: a redraw in progress leaves the previous frame's lines there).
+    const buffer = this.terminal.buffer.active;
+    let to = buffer.cursorY + 1;
+    for (let y = this.rows - 1; y >= to; y--) {
+      if ((buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? '') !== '') {
+        to = y + 1;
+        break;
+      }
+    }
+    const rows = this.screenRowsAsLines(this.harvested - buffer.baseY, to);
     if (rows.length > 0) rows[0] = this.pendingHead + rows[0];
     for (let i = 0; i < rows.length; i++) {
       if (i > 0) this.ring.newline();
@@ -267,15 +293,18 @@ export class XtermOnlyModel {
 
   /** Takes `data` on the fast path when it can; false: it must be parsed. */
   passThrough(data) {
+    // After a CR or BS the cursor may stand inside the open line: text then overwrites (editRow).
+    const atLineEnd = this.openCol === this.rowLength;
     const kind = lineTextKind(data, this.lineFeeds);
     if (kind !== LineTextKind.None) {
-      if (!this.hasBareCr(data, kind)) {
+      if (atLineEnd && !this.hasBareCr(data, kind)) {
         this.appendLineText(data, data, kind === LineTextKind.Ascii);
         return true;
       }
       return kind === LineTextKind.Ascii && data.indexOf('\t') === -1 && this.editRow(data);
     }
     if (data.indexOf('\x1b') === -1) return ROW_EDIT_TEXT.test(data) && this.editRow(data);
+    if (!atLineEnd) return false;
     const plain = data.replace(SGR, '');
     if (plain.indexOf('\x1b') !== -1) return false;
     const plainKind = lineTextKind(plain, this.lineFeeds);
@@ -302,39 +331,71 @@ export class XtermOnlyModel {
     return lineFeeds.crCount !== crlf;
   }
 
+  /** The open line as shown (only while `openAscii`: the row buffer holds it). */
+  openText() {
+    return String.fromCharCode.apply(null, this.row.subarray(0, this.rowLength));
+  }
+
+  /**
+   * Brings the ring's open line and the lazy feed up to the row edits of the last reads: editRow
+   * leaves both behind (a progress bar redraws its line hundreds of times per line feed).
+   */
+  syncRow() {
+    if (!this.rowToRing && !this.rowToXterm) return;
+    const text = this.openText();
+    if (this.rowToRing) {
+      this.ring.rewriteLine();
+      this.ring.text(text);
+      this.rowToRing = false;
+    }
+    if (this.rowToXterm) {
+      this.defer(`\r${text}\r${text.slice(0, this.openCol)}`, 0);
+      this.rowToXterm = false;
+    }
+  }
+
   /** Line text without bare CRs (`plain`), which xterm gets later as `raw` (the same with its SGRs). */
   appendLineText(plain, raw, ascii) {
+    this.syncRow();
     this.stats.fastChars += raw.length;
     this.ring.textBlock(plain, ascii, plain === raw && ascii ? this.lineFeeds : undefined);
     const lastLf = plain.lastIndexOf('\n');
-    if (lastLf === -1) {
-      if (this.openCol !== this.openText.length) this.openAscii = false; // text after a CR/BS overwrote
-      this.openText += plain;
-    } else {
-      this.openText = plain.slice(lastLf + 1);
+    const open = lastLf === -1 ? plain : plain.slice(lastLf + 1);
+    if (lastLf !== -1) {
+      this.rowLength = 0;
+      this.openAscii = true;
     }
-    if (!ascii) this.openAscii = false;
-    else if (lastLf !== -1) this.openAscii = true;
-    this.openCol = this.openText.length;
+    if (!ascii || this.rowLength + open.length >= this.cols) this.openAscii = false;
+    if (this.openAscii) {
+      const row = this.row;
+      let length = this.rowLength;
+      for (let k = 0; k < open.length; k++) row[length++] = open.charCodeAt(k);
+      this.rowLength = length;
+    }
+    this.openCol = this.rowLength;
     this.defer(raw, plain === raw && ascii && this.lineFeeds.count >= 0 ? this.lineFeeds.count : countLineFeeds(raw));
   }
 
   /**
    * ASCII text whose CRs and BSs move the cursor within the open line: each line's final content is
    * computed here (what xterm would show: characters overwrite, nothing erases), exactly while no
-   * line reaches the last column (wrapping would take the cursor to another row). False: not exact.
+   * line reaches the last column (wrapping would take the cursor to another row). False: not exact,
+   * and nothing changed.
    */
   editRow(data) {
-    if (!this.openAscii || this.openText.length >= this.cols) return false;
+    if (!this.openAscii) return false;
     // A carried end makes `data` a cons string, whose charCodeAt is slow in optimized code: indexOf
     // flattens it in place first.
     data.indexOf('\x00');
-    const row = this.rowBuffer ?? (this.rowBuffer = new Uint16Array(this.cols));
-    let length = this.openText.length;
-    for (let k = 0; k < length; k++) row[k] = this.openText.charCodeAt(k);
+    const row = this.row;
+    const saved = this.rowSaved;
+    saved.set(row.subarray(0, this.rowLength));
+    const savedLength = this.rowLength;
+    let length = this.rowLength;
     let col = this.openCol;
     const done = [];
     const limit = this.cols - 1;
+    let exact = true;
     for (let i = 0; i < data.length; i++) {
       const c = data.charCodeAt(i);
       if (c === 0x0d) {
@@ -346,31 +407,37 @@ export class XtermOnlyModel {
         } else col = 0;
       } else if (c === 0x08) {
         if (col > 0) col--;
-      } else if (c === 0x0a) {
-        return false; // a bare LF keeps the column: not handled here
+      } else if (c === 0x0a || col >= limit) {
+        // A bare LF keeps the column; the next character would reach the last column (wrapping).
+        exact = false;
+        break;
       } else {
-        if (col >= limit) return false; // the next character would reach the last column (wrapping)
         while (length < col) row[length++] = 0x20;
         row[col++] = c;
         if (col > length) length = col;
       }
     }
-    const text = String.fromCharCode.apply(null, row.subarray(0, length));
-    this.stats.rowEditChars += data.length;
-    const ring = this.ring;
-    let raw = '';
-    for (const line of done) {
-      ring.rewriteLine();
-      ring.text(line);
-      ring.newline();
-      raw += `\r${line}\r\n`;
+    if (!exact) {
+      row.set(saved.subarray(0, savedLength));
+      return false;
     }
-    ring.rewriteLine();
-    ring.text(text);
-    raw += `\r${text}\r${text.slice(0, col)}`;
-    this.openText = text;
+    this.stats.rowEditChars += data.length;
+    if (done.length > 0) {
+      const ring = this.ring;
+      let raw = '';
+      for (const line of done) {
+        ring.rewriteLine();
+        ring.text(line);
+        ring.newline();
+        raw += `\r${line}\r\n`;
+      }
+      this.rowToXterm = false; // the first finished line supersedes the open line's earlier state
+      this.defer(raw, done.length);
+    }
+    this.rowLength = length;
     this.openCol = col;
-    this.defer(raw, done.length);
+    this.rowToRing = true;
+    this.rowToXterm = true;
     return true;
   }
 
@@ -404,6 +471,7 @@ export class XtermOnlyModel {
 
   /** Parses what waits: from a line start after a fresh line and the pen, when its head was dropped. */
   feedDeferred() {
+    this.syncRow();
     if (this.deferred.length === 0) return;
     let text = this.deferred.join('');
     let head = '';
@@ -434,7 +502,7 @@ export class XtermOnlyModel {
     this.stats.engages += 1;
     const buffer = this.terminal.buffer.active;
     if (buffer.type === 'alternate') {
-      this.committedTop = 0;
+      this.harvested = buffer.baseY;
       return;
     }
     // Logical lines that start on screen at or above the cursor leave the ring: xterm holds them now.
@@ -445,14 +513,18 @@ export class XtermOnlyModel {
       starts++;
       if (firstStart === -1) firstStart = y;
     }
-    this.committedTop = firstStart === -1 ? buffer.cursorY + 1 : firstStart;
+    this.harvested = buffer.baseY + (firstStart === -1 ? buffer.cursorY + 1 : firstStart);
     this.pendingHead = '';
     this.ring.retract(this.ring.headSeq - (starts - 1));
   }
 
-  /** Whether pass-through may resume: default modes, cursor at column 0 of a blank row, nothing below. */
+  /**
+   * Whether pass-through may resume: the parser between sequences, default modes, the cursor at
+   * column 0 of a blank row with nothing below.
+   */
   canDisengage() {
-    if (this.carry.length > 0) return false;
+    // A chunk parsed before may have ended inside a sequence: its rest must reach xterm's parser.
+    if (this.carry.length > 0 || !this.parserInGround()) return false;
     const terminal = this.terminal;
     const buffer = terminal.buffer.active;
     if (buffer.cursorX !== 0 || buffer.type !== 'normal') return false;
@@ -460,7 +532,7 @@ export class XtermOnlyModel {
     for (let y = buffer.cursorY; y < this.rows; y++)
       if ((buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? '') !== '') return false;
     // Commit the rows above the cursor, then pass through from an empty open line.
-    const lines = this.screenRowsAsLines(this.committedTop, buffer.baseY + buffer.cursorY);
+    const lines = this.screenRowsAsLines(this.harvested - buffer.baseY, buffer.cursorY);
     if (lines.length > 0) lines[0] = this.pendingHead + lines[0];
     for (const line of lines) {
       this.ring.text(line);
@@ -468,9 +540,11 @@ export class XtermOnlyModel {
     }
     this.pendingHead = '';
     this.passing = true;
-    this.openText = '';
+    this.rowLength = 0;
     this.openCol = 0;
     this.openAscii = true;
+    this.rowToRing = false;
+    this.rowToXterm = false;
     return true;
   }
 
@@ -487,10 +561,9 @@ export class XtermOnlyModel {
   harvest() {
     const buffer = this.terminal.buffer.active;
     const scrolled = buffer.baseY;
-    if (scrolled === 0 || buffer.type !== 'normal') return;
-    const skip = Math.min(scrolled, this.committedTop);
-    if (skip < scrolled) {
-      const lines = this.screenRowsAsLines(skip, scrolled, true);
+    if (buffer.type !== 'normal') return;
+    if (scrolled > this.harvested) {
+      const lines = this.screenRowsAsLines(this.harvested, scrolled, true);
       if (lines.length > 0) {
         lines[0] = this.pendingHead + lines[0];
         this.pendingHead = '';
@@ -501,16 +574,20 @@ export class XtermOnlyModel {
         this.ring.text(line);
         this.ring.newline();
       }
+      this.harvested = scrolled;
     }
-    this.committedTop -= skip;
     this.dropXtermScrollback();
   }
 
-  /** Clears xterm's scrollback (`CSI 3 J`), moving marker coordinates with the rows. */
+  /**
+   * Clears xterm's scrollback (`CSI 3 J`), moving row indexes with it — only between sequences: parsed
+   * inside one, our ESC would end the program's sequence and its rest would print as text.
+   */
   dropXtermScrollback() {
     const baseY = this.terminal.buffer.active.baseY;
-    if (baseY === 0) return;
+    if (baseY === 0 || !this.parserInGround()) return;
     this.markerRow -= baseY;
+    this.harvested = Math.max(0, this.harvested - baseY);
     this.parse('\x1b[3J');
   }
 
@@ -528,10 +605,6 @@ export class XtermOnlyModel {
     return lines;
   }
 
-  cursorAbsRow() {
-    const buffer = this.terminal.buffer.active;
-    return buffer.cursorY;
-  }
 }
 
 function countLineFeeds(text) {
