@@ -12,6 +12,8 @@
  * - **engine** — `createPtyEngine()`, host-observed: `startSend` until `done`, the engine's own
  *   `elapsedMs` (its SendOperation's start until its settle), and a bare Comlink round trip
  *   (`status()` on the session's proxy) measured in the same rounds: host − engine is the hop.
+ * - **engineTwoCalls** — the A/B of the `send` call: the same session driven as the host did before it
+ *   (`startSend`, then `awaitSend` once that answered), through the session's proxy.
  * - **raw** — `echo x` until the echo and the prompt are back (bench/lib/raw-shell.mjs).
  *
  * Every figure is the median over the rounds of that round's p50 (or p99).
@@ -66,6 +68,8 @@ const engine = await createPtyEngine();
 const session = await engine.spawn();
 const inline = await InlineSession.start();
 const raw = await RawShell.start();
+/** Send ids for the proxy calls of `engineTwoCalls`, far from the session's own. */
+let twoCallIds = 1_000_000;
 const rawEcho = (tail) => tail.endsWith(`\r\nx\r\n${RAW_PROMPT}`);
 const paths = {
   raw: async () => {
@@ -91,6 +95,17 @@ const paths = {
     const result = await session.startSend({ text: 'true' }).done;
     const ms = performance.now() - started;
     return { ms, engineMs: result.elapsedMs, hopMs: ms - result.elapsedMs };
+  },
+  // The A/B of the "one thread call per send" change: the two calls the host made before it
+  // (`startSend`, then `awaitSend` once the first answered), on the same session's proxy.
+  engineTwoCalls: async () => {
+    const id = twoCallIds++;
+    const started = performance.now();
+    await session.proxy.startSend(id, { text: 'true' });
+    await session.proxy.awaitSend(id);
+    const ms = performance.now() - started;
+    await new Promise((resolve) => setImmediate(resolve)); // the slot is released a few microtasks after
+    return { ms };
   },
   comlink: async () => {
     const started = performance.now();
@@ -130,6 +145,7 @@ const rows = [
   ['engine `true`, host-observed', 'engine', 'ms'],
   ['  engine-reported elapsedMs', 'engine', 'engineMs'],
   ['  host − engine (the two hops)', 'engine', 'hopMs'],
+  ['engine `true`, the two calls of before (A/B)', 'engineTwoCalls', 'ms'],
   ['bare Comlink round trip (`status()`)', 'comlink', 'ms'],
 ];
 console.log('| stage | p50 ms | p99 ms |\n| --- | --- | --- |');

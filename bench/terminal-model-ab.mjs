@@ -5,9 +5,10 @@
  *
  *   node bench/terminal-model-ab.mjs            # full: about 4–6 minutes on 2 cores
  *   node bench/terminal-model-ab.mjs --quick    # small files, 2 rounds: checks that it runs
- *   node bench/terminal-model-ab.mjs --only=pty,cpu,latency --out=/tmp/ab.json
+ *   node bench/terminal-model-ab.mjs --only=equivalence,cpu,pty,latency --out=/tmp/ab.json
  *
- * Three measurements, each in one process with the paths alternating (the order rotating each round),
+ * First `equivalence` (see checkEquivalence: the two models' scrollback and screen compared along the
+ * way, reads cut everywhere), then three measurements, each in one process with the paths alternating (the order rotating each round),
  * one warm-up round first, then ROUNDS rounds; every number reported is a median over those rounds:
  *
  * - `pty` — `cat` of each workload file through a real pty: raw node-pty (bench/lib/raw-shell.mjs)
@@ -36,11 +37,11 @@ import { ensureWorkloadFile } from './lib/workload-files.mjs';
 
 const argv = process.argv.slice(2);
 for (const arg of argv)
-  if (!/^--(quick|only=.+|out=.+|rounds=\d+)$/.test(arg)) throw new Error(`unknown option ${arg}: --quick, --only=pty,cpu,latency, --out=file.json, --rounds=N`);
+  if (!/^--(quick|only=.+|out=.+|rounds=\d+)$/.test(arg)) throw new Error(`unknown option ${arg}: --quick, --only=equivalence,cpu,pty,latency, --out=file.json, --rounds=N`);
 const option = (name) => argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
 const quick = argv.includes('--quick');
 const ROUNDS = Number(option('rounds') ?? (quick ? 2 : 5));
-const only = new Set((option('only') ?? 'pty,cpu,latency').split(','));
+const only = new Set((option('only') ?? 'equivalence,cpu,pty,latency').split(','));
 const out = option('out');
 const MIB = 2 ** 20;
 const PLAIN_BYTES = quick ? 8 * MIB : 100 * MIB;
@@ -61,13 +62,47 @@ const SHAPES = [
 const MODELS = ['today', 'xterm'];
 
 const log = (line) => process.stderr.write(`${line}\n`);
-const result = { machine: machineInfo(), rounds: ROUNDS, quick, pty: {}, cpu: {}, latency: {} };
+const result = { machine: machineInfo(), rounds: ROUNDS, quick, equivalence: {}, pty: {}, cpu: {}, latency: {} };
 
 /** `paths` in the order of round `r` (rotated, so no path always follows the same one). */
 const rotated = (paths, r) => paths.map((_, i) => paths[(i + r) % paths.length]);
 
 function shapePath(shape) {
   return shape.path?.() ?? ensureWorkloadFile(shape.name, SHAPE_BYTES);
+}
+
+/**
+ * The prototype must produce what today's pipeline produces: each workload's first 3 M characters in
+ * reads of 97, 1 000 and 5 000 characters (so reads cut lines, CRLFs and escape sequences everywhere),
+ * with the scrollback's last lines and the screen compared at every 997th read and at the end.
+ */
+async function checkEquivalence() {
+  for (const shape of SHAPES) {
+    const text = readFileSync(shapePath(shape), 'utf8').replaceAll('\n', '\r\n').slice(0, 3_000_000);
+    const row = {};
+    for (const size of [97, 1000, 5000]) {
+      const seen = {};
+      for (const kind of MODELS) {
+        const pipeline = pipelineFor(kind, new LineRing({ maxLines: 10_000, maxBytes: 4 * MIB }));
+        const checkpoints = [];
+        const look = async (lines) => {
+          if (pipeline.replier !== undefined) await pipeline.replier.whenIdle();
+          checkpoints.push(JSON.stringify([pipeline.tailLines(lines), await pipeline.screenLines()]));
+        };
+        for (let at = 0, k = 0; at < text.length; at += size, k++) {
+          pipeline.write(text.slice(at, at + size));
+          if (k % 997 === 0) await look(8);
+        }
+        await look(30);
+        pipeline.dispose();
+        seen[kind] = checkpoints;
+      }
+      const differ = seen.today.filter((c, i) => c !== seen.xterm[i]).length;
+      row[size] = { checkpoints: seen.today.length, differ };
+    }
+    result.equivalence[shape.name] = row;
+    log(`equivalence ${shape.name}: ${JSON.stringify(row)}`);
+  }
 }
 
 async function measurePty() {
@@ -191,17 +226,27 @@ async function measureLatency() {
 }
 
 const started = performance.now();
+if (only.has('equivalence')) await checkEquivalence();
 if (only.has('cpu')) await measureCpu();
 if (only.has('pty')) await measurePty();
 if (only.has('latency')) await measureLatency();
 result.seconds = round((performance.now() - started) / 1000, 1);
 
 const lines = ['| row | target | today ÷ raw | xterm-only ÷ raw | xterm ÷ today | today / xterm CPU (s per 100 MiB) | same output |', '| --- | --- | --- | --- | --- | --- | --- |'];
+const sameOutput = (name) => {
+  const e = result.equivalence[name];
+  const c = result.cpu[name];
+  if (e === undefined && c === undefined) return '–';
+  const differ = Object.values(e ?? {}).reduce((n, r) => n + r.differ, 0);
+  const checked = Object.values(e ?? {}).reduce((n, r) => n + r.checkpoints, 0);
+  const end = c === undefined ? '' : c.same.tail && c.same.screen ? ', end of flood same' : ', end of flood DIFFERS';
+  return `${checked - differ}/${checked} checkpoints${end}`;
+};
 for (const shape of SHAPES) {
   const p = result.pty[shape.name];
   const c = result.cpu[shape.name];
   lines.push(
-    `| ${shape.label} | ≥ ${shape.target} | ${p?.today.ratio ?? '–'} | ${p?.xterm.ratio ?? '–'} | ${p ? round(p.xterm.ratio / p.today.ratio, 2) : '–'} | ${c ? `${c.today} / ${c.xterm}` : '–'} | ${c ? (c.same.tail && c.same.screen ? 'yes' : `tail ${c.same.tail}, screen ${c.same.screen}`) : '–'} |`,
+    `| ${shape.label} | ≥ ${shape.target} | ${p?.today.ratio ?? '–'} | ${p?.xterm.ratio ?? '–'} | ${p ? round(p.xterm.ratio / p.today.ratio, 2) : '–'} | ${c ? `${c.today} / ${c.xterm}` : '–'} | ${sameOutput(shape.name)} |`,
   );
 }
 if (result.latency.raw) {

@@ -519,30 +519,40 @@ export class XtermOnlyModel {
   }
 
   /**
-   * Whether pass-through may resume: the parser between sequences, default modes, the cursor at
-   * column 0 of a blank row with nothing below.
+   * Whether pass-through may resume: the parser between sequences, default modes, nothing at or after
+   * the cursor on its row and nothing below it (the cursor may stand mid-line: a flood that began in
+   * the read that echoed its command line). The rows above are committed; the cursor row becomes the
+   * ring's open line.
    */
   canDisengage() {
     // A chunk parsed before may have ended inside a sequence: its rest must reach xterm's parser.
     if (this.carry.length > 0 || !this.parserInGround()) return false;
     const terminal = this.terminal;
     const buffer = terminal.buffer.active;
-    if (buffer.cursorX !== 0 || buffer.type !== 'normal') return false;
+    const x = buffer.cursorX;
+    if (x >= this.cols || buffer.type !== 'normal') return false; // x = cols: a wrap is pending
     if (this.scrollRegion || this.charsetChanged || terminal.modes.insertMode) return false;
-    for (let y = buffer.cursorY; y < this.rows; y++)
+    const cursorRow = buffer.getLine(buffer.baseY + buffer.cursorY);
+    if (cursorRow === undefined || cursorRow.isWrapped || cursorRow.translateToString(true, x) !== '') return false;
+    for (let y = buffer.cursorY + 1; y < this.rows; y++)
       if ((buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? '') !== '') return false;
-    // Commit the rows above the cursor, then pass through from an empty open line.
-    const lines = this.screenRowsAsLines(this.harvested - buffer.baseY, buffer.cursorY);
+    const first = this.harvested - buffer.baseY;
+    if (first > buffer.cursorY) return false; // the cursor row was committed already (not reachable in practice)
+    const lines = this.screenRowsAsLines(first, buffer.cursorY);
     if (lines.length > 0) lines[0] = this.pendingHead + lines[0];
+    else if (this.pendingHead !== '') return false;
     for (const line of lines) {
       this.ring.text(line);
       this.ring.newline();
     }
     this.pendingHead = '';
+    const open = cursorRow.translateToString(false, 0, x);
+    this.ring.text(open);
     this.passing = true;
+    this.openAscii = open.length === x && !/[^\x20-\x7e]/.test(open);
     this.rowLength = 0;
-    this.openCol = 0;
-    this.openAscii = true;
+    if (this.openAscii) for (let k = 0; k < open.length; k++) this.row[this.rowLength++] = open.charCodeAt(k);
+    this.openCol = this.rowLength;
     this.rowToRing = false;
     this.rowToXterm = false;
     return true;
