@@ -274,11 +274,15 @@ export class XtermOnlyModel {
 
   // --- pass-through ---------------------------------------------------------------------------
 
-  /** Cuts an end that the next chunk may complete: a final CR (its LF may follow), a cut escape. */
+  /**
+   * Cuts an end that the next chunk may complete: a final CR (its LF may follow), half a surrogate
+   * pair, a cut escape.
+   */
   holdUnfinishedEnd(data) {
     const last = data.charCodeAt(data.length - 1);
-    if (last === 0x0d) {
-      this.carry = '\r';
+    // A pty read never splits a surrogate pair (node-pty decodes whole code points), a caller may.
+    if (last === 0x0d || (last >= 0xd800 && last <= 0xdbff)) {
+      this.carry = data.slice(-1);
       return data.slice(0, -1);
     }
     // Only the last 32 characters are looked at (a scan of the whole chunk for an escape costs more).
