@@ -255,6 +255,29 @@ if (result.latency.raw) {
   for (const [name, l] of [['raw `echo x`', raw], ['today', today], ['xterm-only', xterm]])
     lines.push(`| ${name} | ${l.p50} | ${l.p99} | ${round(l.p50 - raw.p50, 3)} | ${round(l.p99 - raw.p99, 3)} |`);
 }
+// Issue 24's rule: the xterm-only design stays unless it misses a §9 target (where today's meets it in
+// the same harness) or falls more than 10 % below today's on a row (throughput: paired ratio to raw;
+// latency: the model harness's `true` p50 and p99).
+const failures = [];
+for (const shape of SHAPES) {
+  const p = result.pty[shape.name];
+  if (p === undefined) continue;
+  if (p.xterm.ratio < 0.9 * p.today.ratio) failures.push(`${shape.name}: ${p.xterm.ratio} < 0.9 × today's ${p.today.ratio}`);
+  if (p.today.ratio >= shape.target && p.xterm.ratio < shape.target)
+    failures.push(`${shape.name}: misses its target ${shape.target} (${p.xterm.ratio}) that today's meets (${p.today.ratio})`);
+}
+for (const key of ['p50', 'p99']) {
+  const l = result.latency;
+  if (l.today !== undefined && l.xterm[key] > 1.1 * l.today[key])
+    failures.push(`latency ${key}: ${l.xterm[key]} ms > 1.1 × today's ${l.today[key]} ms`);
+}
+const equivalenceFailures = Object.entries(result.equivalence).filter(([, row]) => Object.values(row).some((r) => r.differ > 0));
+for (const [name] of equivalenceFailures) failures.push(`${name}: the prototype's output differs from today's`);
+for (const [name, c] of Object.entries(result.cpu))
+  if (!(c.same.tail && c.same.screen)) failures.push(`${name}: the prototype ends the flood with other output than today's`);
+result.verdict = failures.length === 0 ? 'xterm-only stays' : "today's pipeline stays";
+result.failures = failures;
+lines.push('', `Verdict by issue 24's rule: **${result.verdict}**${failures.length > 0 ? ` (${failures.join('; ')})` : ''}.`);
 result.table = lines.join('\n');
 console.log(result.table);
 console.log(`\n${result.seconds} s; load average at start ${result.machine.loadAvg?.join(' ') ?? ''}`);
