@@ -132,7 +132,18 @@ try {
 }
 
 /** Median over rounds of each round's percentile `p` of `field`. */
-const stat = (name, field, p) => round(median(perRound[name].map((s) => percentile(s.map((x) => x[field]), p))), 3);
+const stat = (name, field, p) =>
+  round(
+    median(
+      perRound[name].map((s) =>
+        percentile(
+          s.map((x) => x[field]),
+          p,
+        ),
+      ),
+    ),
+    3,
+  );
 const rows = [
   ['raw `echo x` round trip', 'raw', 'ms'],
   ['inline `true` send→settle', 'inline', 'ms'],
@@ -149,7 +160,8 @@ const rows = [
   ['bare Comlink round trip (`status()`)', 'comlink', 'ms'],
 ];
 console.log('| stage | p50 ms | p99 ms |\n| --- | --- | --- |');
-for (const [label, name, field] of rows) console.log(`| ${label} | ${stat(name, field, 50)} | ${stat(name, field, 99)} |`);
+for (const [label, name, field] of rows)
+  console.log(`| ${label} | ${stat(name, field, 50)} | ${stat(name, field, 99)} |`);
 const rawP50 = stat('raw', 'ms', 50);
 const rawP99 = stat('raw', 'ms', 99);
 console.log(

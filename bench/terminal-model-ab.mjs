@@ -37,7 +37,10 @@ import { ensureWorkloadFile } from './lib/workload-files.mjs';
 
 const argv = process.argv.slice(2);
 for (const arg of argv)
-  if (!/^--(quick|only=.+|out=.+|rounds=\d+)$/.test(arg)) throw new Error(`unknown option ${arg}: --quick, --only=equivalence,cpu,pty,latency, --out=file.json, --rounds=N`);
+  if (!/^--(quick|only=.+|out=.+|rounds=\d+)$/.test(arg))
+    throw new Error(
+      `unknown option ${arg}: --quick, --only=equivalence,cpu,pty,latency, --out=file.json, --rounds=N`,
+    );
 const option = (name) => argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
 const quick = argv.includes('--quick');
 const ROUNDS = Number(option('rounds') ?? (quick ? 2 : 5));
@@ -62,7 +65,15 @@ const SHAPES = [
 const MODELS = ['today', 'xterm'];
 
 const log = (line) => process.stderr.write(`${line}\n`);
-const result = { machine: machineInfo(), rounds: ROUNDS, quick, equivalence: {}, pty: {}, cpu: {}, latency: {} };
+const result = {
+  machine: machineInfo(),
+  rounds: ROUNDS,
+  quick,
+  equivalence: {},
+  pty: {},
+  cpu: {},
+  latency: {},
+};
 
 /** `paths` in the order of round `r` (rotated, so no path always follows the same one). */
 const rotated = (paths, r) => paths.map((_, i) => paths[(i + r) % paths.length]);
@@ -123,7 +134,11 @@ async function measurePty() {
       const row = { target: shape.target, rawMs: round(median(ms.raw), 1) };
       for (const kind of MODELS) {
         const paired = ms[kind].map((t, i) => ms.raw[i] / t);
-        row[kind] = { ms: round(median(ms[kind]), 1), ratio: round(median(paired), 3), ratios: paired.map((x) => round(x, 3)) };
+        row[kind] = {
+          ms: round(median(ms[kind]), 1),
+          ratio: round(median(paired), 3),
+          ratios: paired.map((x) => round(x, 3)),
+        };
       }
       result.pty[shape.name] = row;
       log(`pty ${shape.name}: raw ${row.rawMs} ms, today ${row.today.ratio}×, xterm ${row.xterm.ratio}×`);
@@ -137,7 +152,8 @@ async function measurePty() {
 function recordedReads(file) {
   const text = readFileSync(file, 'utf8').replaceAll('\n', '\r\n');
   const reads = [];
-  for (let at = 0; at < text.length; at += READ_CHARS) reads.push(` ${text.slice(at, at + READ_CHARS)}`.slice(1));
+  for (let at = 0; at < text.length; at += READ_CHARS)
+    reads.push(` ${text.slice(at, at + READ_CHARS)}`.slice(1));
   return { reads, chars: text.length };
 }
 
@@ -185,7 +201,9 @@ async function measureCpu() {
       unit: 's per 100 MiB',
       same,
     };
-    log(`cpu ${shape.name}: today ${result.cpu[shape.name].today} s, xterm ${result.cpu[shape.name].xterm} s per 100 MiB; same ${JSON.stringify(same)}`);
+    log(
+      `cpu ${shape.name}: today ${result.cpu[shape.name].today} s, xterm ${result.cpu[shape.name].xterm} s per 100 MiB; same ${JSON.stringify(same)}`,
+    );
   }
 }
 
@@ -232,14 +250,18 @@ if (only.has('pty')) await measurePty();
 if (only.has('latency')) await measureLatency();
 result.seconds = round((performance.now() - started) / 1000, 1);
 
-const lines = ['| row | target | today ÷ raw | xterm-only ÷ raw | xterm ÷ today | today / xterm CPU (s per 100 MiB) | same output |', '| --- | --- | --- | --- | --- | --- | --- |'];
+const lines = [
+  '| row | target | today ÷ raw | xterm-only ÷ raw | xterm ÷ today | today / xterm CPU (s per 100 MiB) | same output |',
+  '| --- | --- | --- | --- | --- | --- | --- |',
+];
 const sameOutput = (name) => {
   const e = result.equivalence[name];
   const c = result.cpu[name];
   if (e === undefined && c === undefined) return '–';
   const differ = Object.values(e ?? {}).reduce((n, r) => n + r.differ, 0);
   const checked = Object.values(e ?? {}).reduce((n, r) => n + r.checkpoints, 0);
-  const end = c === undefined ? '' : c.same.tail && c.same.screen ? ', end of flood same' : ', end of flood DIFFERS';
+  const end =
+    c === undefined ? '' : c.same.tail && c.same.screen ? ', end of flood same' : ', end of flood DIFFERS';
   return `${checked - differ}/${checked} checkpoints${end}`;
 };
 for (const shape of SHAPES) {
@@ -251,9 +273,19 @@ for (const shape of SHAPES) {
 }
 if (result.latency.raw) {
   const { raw, today, xterm } = result.latency;
-  lines.push('', '| `true` (model harness, ms) | p50 | p99 | p50 − raw | p99 − raw |', '| --- | --- | --- | --- | --- |');
-  for (const [name, l] of [['raw `echo x`', raw], ['today', today], ['xterm-only', xterm]])
-    lines.push(`| ${name} | ${l.p50} | ${l.p99} | ${round(l.p50 - raw.p50, 3)} | ${round(l.p99 - raw.p99, 3)} |`);
+  lines.push(
+    '',
+    '| `true` (model harness, ms) | p50 | p99 | p50 − raw | p99 − raw |',
+    '| --- | --- | --- | --- | --- |',
+  );
+  for (const [name, l] of [
+    ['raw `echo x`', raw],
+    ['today', today],
+    ['xterm-only', xterm],
+  ])
+    lines.push(
+      `| ${name} | ${l.p50} | ${l.p99} | ${round(l.p50 - raw.p50, 3)} | ${round(l.p99 - raw.p99, 3)} |`,
+    );
 }
 // Issue 24's rule: the xterm-only design stays unless it misses a §9 target (where today's meets it in
 // the same harness) or falls more than 10 % below today's on a row (throughput: paired ratio to raw;
@@ -262,22 +294,32 @@ const failures = [];
 for (const shape of SHAPES) {
   const p = result.pty[shape.name];
   if (p === undefined) continue;
-  if (p.xterm.ratio < 0.9 * p.today.ratio) failures.push(`${shape.name}: ${p.xterm.ratio} < 0.9 × today's ${p.today.ratio}`);
+  if (p.xterm.ratio < 0.9 * p.today.ratio)
+    failures.push(`${shape.name}: ${p.xterm.ratio} < 0.9 × today's ${p.today.ratio}`);
   if (p.today.ratio >= shape.target && p.xterm.ratio < shape.target)
-    failures.push(`${shape.name}: misses its target ${shape.target} (${p.xterm.ratio}) that today's meets (${p.today.ratio})`);
+    failures.push(
+      `${shape.name}: misses its target ${shape.target} (${p.xterm.ratio}) that today's meets (${p.today.ratio})`,
+    );
 }
 for (const key of ['p50', 'p99']) {
   const l = result.latency;
   if (l.today !== undefined && l.xterm[key] > 1.1 * l.today[key])
     failures.push(`latency ${key}: ${l.xterm[key]} ms > 1.1 × today's ${l.today[key]} ms`);
 }
-const equivalenceFailures = Object.entries(result.equivalence).filter(([, row]) => Object.values(row).some((r) => r.differ > 0));
-for (const [name] of equivalenceFailures) failures.push(`${name}: the prototype's output differs from today's`);
+const equivalenceFailures = Object.entries(result.equivalence).filter(([, row]) =>
+  Object.values(row).some((r) => r.differ > 0),
+);
+for (const [name] of equivalenceFailures)
+  failures.push(`${name}: the prototype's output differs from today's`);
 for (const [name, c] of Object.entries(result.cpu))
-  if (!(c.same.tail && c.same.screen)) failures.push(`${name}: the prototype ends the flood with other output than today's`);
+  if (!(c.same.tail && c.same.screen))
+    failures.push(`${name}: the prototype ends the flood with other output than today's`);
 result.verdict = failures.length === 0 ? 'xterm-only stays' : "today's pipeline stays";
 result.failures = failures;
-lines.push('', `Verdict by issue 24's rule: **${result.verdict}**${failures.length > 0 ? ` (${failures.join('; ')})` : ''}.`);
+lines.push(
+  '',
+  `Verdict by issue 24's rule: **${result.verdict}**${failures.length > 0 ? ` (${failures.join('; ')})` : ''}.`,
+);
 result.table = lines.join('\n');
 console.log(result.table);
 console.log(`\n${result.seconds} s; load average at start ${result.machine.loadAvg?.join(' ') ?? ''}`);

@@ -292,7 +292,11 @@ export class ModelShell {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiter = undefined;
-        reject(new Error(`${this.kind}: no prompt within ${WAIT_TIMEOUT_MS} ms: ${this.pipeline.tailLines(3).join(' | ')}`));
+        reject(
+          new Error(
+            `${this.kind}: no prompt within ${WAIT_TIMEOUT_MS} ms: ${this.pipeline.tailLines(3).join(' | ')}`,
+          ),
+        );
       }, WAIT_TIMEOUT_MS);
       this.waiter = {
         resolve: (ms) => {

@@ -41,6 +41,12 @@ const XTERM_SCROLLBACK = 4 * PARSE_SLICE_CHARS;
 const COMPACT_EXTRA_LINES = 256;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: SGR is defined by ESC
 const SGR = /\x1b\[[0-9;:]*m/g;
+/** An escape that is complete: a CSI with its final byte, an OSC with its BEL, or a two-character one. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: escape sequences are made of control codes
+const COMPLETE_ESCAPE = /^\x1b(?:\[[0-9;:?]*[\x40-\x7e]|\][^\x07]*\x07|[^[\]])/;
+/** An ESC that does not start an SGR. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: escape sequences are made of control codes
+const NOT_SGR = /\x1b(?!\[[0-9;:]*m)/;
 /** A CR not followed by LF (the end of the chunk counts as "not known": carried). */
 const BARE_CR = /\r(?!\n)/;
 /** ASCII printable, CR, LF and BS only: what the cursor-row emulation below handles exactly. */
@@ -58,7 +64,9 @@ export function reachXtermInternals(terminal) {
   const writeSync = core?.writeSync;
   const parser = core?._inputHandler?._parser;
   if (typeof writeSync !== 'function' || typeof parser?.currentState !== 'number')
-    throw new Error('xterm-only model: this @xterm/headless lacks _core.writeSync or the parser state (checked against 6.0)');
+    throw new Error(
+      'xterm-only model: this @xterm/headless lacks _core.writeSync or the parser state (checked against 6.0)',
+    );
   return { parse: (data) => writeSync.call(core, data), inGround: () => parser.currentState === 0 };
 }
 
@@ -75,7 +83,7 @@ function penAfter(pen, text) {
 function mayPassThrough(data) {
   const esc = data.indexOf('\x1b');
   if (esc === -1) return true;
-  return !/\x1b(?!\[[0-9;:]*m)/.test(data);
+  return !NOT_SGR.test(data);
 }
 
 /** The xterm-only terminal model. */
@@ -202,7 +210,8 @@ export class XtermOnlyModel {
     this.flush();
     const buffer = this.terminal.buffer.active;
     const lines = [];
-    for (let y = 0; y < this.rows; y++) lines.push(buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? '');
+    for (let y = 0; y < this.rows; y++)
+      lines.push(buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? '');
     return lines;
   }
 
@@ -288,7 +297,7 @@ export class XtermOnlyModel {
     // Only the last 32 characters are looked at (a scan of the whole chunk for an escape costs more).
     let esc = data.indexOf('\x1b', Math.max(0, data.length - 32));
     for (let next = esc; next !== -1; next = data.indexOf('\x1b', next + 1)) esc = next;
-    if (esc !== -1 && !/^\x1b(?:\[[0-9;:?]*[\x40-\x7e]|\][^\x07]*\x07|[^[\]])/.test(data.slice(esc))) {
+    if (esc !== -1 && !COMPLETE_ESCAPE.test(data.slice(esc))) {
       this.carry = data.slice(esc);
       return data.slice(0, esc);
     }
@@ -377,7 +386,10 @@ export class XtermOnlyModel {
       this.rowLength = length;
     }
     this.openCol = this.rowLength;
-    this.defer(raw, plain === raw && ascii && this.lineFeeds.count >= 0 ? this.lineFeeds.count : countLineFeeds(raw));
+    this.defer(
+      raw,
+      plain === raw && ascii && this.lineFeeds.count >= 0 ? this.lineFeeds.count : countLineFeeds(raw),
+    );
   }
 
   /**
@@ -537,7 +549,8 @@ export class XtermOnlyModel {
     if (x >= this.cols || buffer.type !== 'normal') return false; // x = cols: a wrap is pending
     if (this.scrollRegion || this.charsetChanged || terminal.modes.insertMode) return false;
     const cursorRow = buffer.getLine(buffer.baseY + buffer.cursorY);
-    if (cursorRow === undefined || cursorRow.isWrapped || cursorRow.translateToString(true, x) !== '') return false;
+    if (cursorRow === undefined || cursorRow.isWrapped || cursorRow.translateToString(true, x) !== '')
+      return false;
     for (let y = buffer.cursorY + 1; y < this.rows; y++)
       if ((buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? '') !== '') return false;
     const first = this.harvested - buffer.baseY;
@@ -566,7 +579,9 @@ export class XtermOnlyModel {
   parseNow(data) {
     this.stats.parsedChars += data.length;
     for (let at = 0; at < data.length; at += PARSE_SLICE_CHARS) {
-      this.parse(at === 0 && data.length <= PARSE_SLICE_CHARS ? data : data.slice(at, at + PARSE_SLICE_CHARS));
+      this.parse(
+        at === 0 && data.length <= PARSE_SLICE_CHARS ? data : data.slice(at, at + PARSE_SLICE_CHARS),
+      );
       this.harvest();
     }
   }
@@ -618,7 +633,6 @@ export class XtermOnlyModel {
     }
     return lines;
   }
-
 }
 
 function countLineFeeds(text) {
