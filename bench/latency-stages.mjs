@@ -12,8 +12,9 @@
  * - **engine** — `createPtyEngine()`, host-observed: `startSend` until `done`, the engine's own
  *   `elapsedMs` (its SendOperation's start until its settle), and a bare Comlink round trip
  *   (`status()` on the session's proxy) measured in the same rounds: host − engine is the hop.
- * - **engineTwoCalls** — the A/B of the `send` call: the same session driven as the host did before it
- *   (`startSend`, then `awaitSend` once that answered), through the session's proxy.
+ * - **engineOneCall / engineTwoCalls** — the A/B of the `send` call, both straight on the session's
+ *   proxy: one `send`, against what the host did before it (`startSend`, then `awaitSend` once that
+ *   answered).
  * - **raw** — `echo x` until the echo and the prompt are back (bench/lib/raw-shell.mjs).
  *
  * Every figure is the median over the rounds of that round's p50 (or p99).
@@ -68,8 +69,14 @@ const engine = await createPtyEngine();
 const session = await engine.spawn();
 const inline = await InlineSession.start();
 const raw = await RawShell.start();
-/** Send ids for the proxy calls of `engineTwoCalls`, far from the session's own. */
-let twoCallIds = 1_000_000;
+/** Send ids for the proxy calls of the A/B paths, far from the session's own. */
+let proxyIds = 1_000_000;
+/**
+ * One event-loop turn after each engine send, outside the measured time, the same for every engine
+ * path: the engine releases the send slot a few microtasks after the result, and a send arriving in
+ * that window would measure the release, not the send.
+ */
+const idleTurn = () => new Promise((resolve) => setImmediate(resolve));
 const rawEcho = (tail) => tail.endsWith(`\r\nx\r\n${RAW_PROMPT}`);
 const paths = {
   raw: async () => {
@@ -94,17 +101,27 @@ const paths = {
     const started = performance.now();
     const result = await session.startSend({ text: 'true' }).done;
     const ms = performance.now() - started;
+    await idleTurn();
     return { ms, engineMs: result.elapsedMs, hopMs: ms - result.elapsedMs };
   },
   // The A/B of the "one thread call per send" change: the two calls the host made before it
   // (`startSend`, then `awaitSend` once the first answered), on the same session's proxy.
   engineTwoCalls: async () => {
-    const id = twoCallIds++;
+    const id = proxyIds++;
     const started = performance.now();
     await session.proxy.startSend(id, { text: 'true' });
     await session.proxy.awaitSend(id);
     const ms = performance.now() - started;
-    await new Promise((resolve) => setImmediate(resolve)); // the slot is released a few microtasks after
+    await idleTurn();
+    return { ms };
+  },
+  // The same through the proxy with the one call (no ThreadSession wrapper either side of the A/B).
+  engineOneCall: async () => {
+    const id = proxyIds++;
+    const started = performance.now();
+    await session.proxy.send(id, { text: 'true' });
+    const ms = performance.now() - started;
+    await idleTurn();
     return { ms };
   },
   comlink: async () => {
@@ -156,7 +173,8 @@ const rows = [
   ['engine `true`, host-observed', 'engine', 'ms'],
   ['  engine-reported elapsedMs', 'engine', 'engineMs'],
   ['  host − engine (the two hops)', 'engine', 'hopMs'],
-  ['engine `true`, the two calls of before (A/B)', 'engineTwoCalls', 'ms'],
+  ['A/B, through the proxy: one `send` call', 'engineOneCall', 'ms'],
+  ['A/B, through the proxy: `startSend`, then `awaitSend` (before)', 'engineTwoCalls', 'ms'],
   ['bare Comlink round trip (`status()`)', 'comlink', 'ms'],
 ];
 console.log('| stage | p50 ms | p99 ms |\n| --- | --- | --- |');

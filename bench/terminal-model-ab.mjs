@@ -49,7 +49,7 @@ const out = option('out');
 const MIB = 2 ** 20;
 const PLAIN_BYTES = quick ? 8 * MIB : 100 * MIB;
 const SHAPE_BYTES = quick ? 2 * MIB : 24 * MIB;
-const LATENCY_SENDS = quick ? 50 : 200;
+const LATENCY_SENDS = quick ? 50 : 1000;
 const LATENCY_WARMUP = 20;
 const READ_CHARS = 4 * 1024;
 
