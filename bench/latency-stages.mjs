@@ -14,7 +14,7 @@
  *   (`status()` on the session's proxy) measured in the same rounds: host − engine is the hop.
  * - **engineOneCall / engineTwoCalls** — the A/B of the `send` call, both straight on the session's
  *   proxy: one `send`, against what the host did before it (`startSend`, then `awaitSend` once that
- *   answered).
+ *   answered); interleaved send by send within each round.
  * - **raw** — `echo x` until the echo and the prompt are back (bench/lib/raw-shell.mjs).
  *
  * Every figure is the median over the rounds of that round's p50 (or p99).
@@ -104,8 +104,18 @@ const paths = {
     await idleTurn();
     return { ms, engineMs: result.elapsedMs, hopMs: ms - result.elapsedMs };
   },
-  // The A/B of the "one thread call per send" change: the two calls the host made before it
-  // (`startSend`, then `awaitSend` once the first answered), on the same session's proxy.
+  comlink: async () => {
+    const started = performance.now();
+    await session.status();
+    return { ms: performance.now() - started };
+  },
+};
+/**
+ * The A/B of the "one thread call per send" change, both straight on the session's proxy: one `send`,
+ * against what the host did before it (`startSend`, then `awaitSend` once that answered). Interleaved
+ * send by send (the order swapping each pair), so the machine's drift hits both alike.
+ */
+const abPaths = {
   engineTwoCalls: async () => {
     const id = proxyIds++;
     const started = performance.now();
@@ -115,7 +125,6 @@ const paths = {
     await idleTurn();
     return { ms };
   },
-  // The same through the proxy with the one call (no ThreadSession wrapper either side of the A/B).
   engineOneCall: async () => {
     const id = proxyIds++;
     const started = performance.now();
@@ -124,16 +133,12 @@ const paths = {
     await idleTurn();
     return { ms };
   },
-  comlink: async () => {
-    const started = performance.now();
-    await session.status();
-    return { ms: performance.now() - started };
-  },
 };
 const names = Object.keys(paths);
-const perRound = Object.fromEntries(names.map((n) => [n, []]));
+const perRound = Object.fromEntries([...names, ...Object.keys(abPaths)].map((n) => [n, []]));
 try {
   for (const name of names) for (let i = 0; i < WARMUP; i++) await paths[name]();
+  for (const name of Object.keys(abPaths)) for (let i = 0; i < WARMUP; i++) await abPaths[name]();
   for (let r = 0; r < ROUNDS; r++) {
     for (let k = 0; k < names.length; k++) {
       const name = names[(k + r) % names.length];
@@ -141,6 +146,12 @@ try {
       for (let i = 0; i < SENDS; i++) samples.push(await paths[name]());
       perRound[name].push(samples);
     }
+    const ab = { engineOneCall: [], engineTwoCalls: [] };
+    for (let i = 0; i < SENDS; i++) {
+      const order = i % 2 === 0 ? ['engineOneCall', 'engineTwoCalls'] : ['engineTwoCalls', 'engineOneCall'];
+      for (const name of order) ab[name].push(await abPaths[name]());
+    }
+    for (const name of Object.keys(ab)) perRound[name].push(ab[name]);
   }
 } finally {
   await raw.close();
@@ -180,6 +191,18 @@ const rows = [
 console.log('| stage | p50 ms | p99 ms |\n| --- | --- | --- |');
 for (const [label, name, field] of rows)
   console.log(`| ${label} | ${stat(name, field, 50)} | ${stat(name, field, 99)} |`);
+const oneBetter = perRound.engineOneCall.filter(
+  (s, r) =>
+    percentile(
+      s.map((x) => x.ms),
+      50,
+    ) <
+    percentile(
+      perRound.engineTwoCalls[r].map((x) => x.ms),
+      50,
+    ),
+).length;
+console.log(`\nA/B: one call had the lower p50 in ${oneBetter} of ${ROUNDS} rounds`);
 const rawP50 = stat('raw', 'ms', 50);
 const rawP99 = stat('raw', 'ms', 99);
 console.log(
