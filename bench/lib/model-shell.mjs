@@ -165,10 +165,10 @@ class XtermPipeline {
   }
 }
 
-/** A model with no pty behind it (recorded reads): its replies are dropped. */
-export function pipelineFor(kind, ring) {
+/** A model with no pty behind it (recorded reads): its replies go to `reply` (dropped by default). */
+export function pipelineFor(kind, ring, reply = () => undefined) {
   const Pipeline = kind === 'today' ? TodayPipeline : XtermPipeline;
-  return new Pipeline({ nonce: createNonce(), ring, reply: () => undefined });
+  return new Pipeline({ nonce: createNonce(), ring, reply });
 }
 
 /** `kind`: 'today' or 'xterm'. */

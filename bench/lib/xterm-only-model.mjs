@@ -254,8 +254,10 @@ export class XtermOnlyModel {
     }
     const from = this.ring.headSeq;
     // What a person sees: every row down to the last one that shows something (rows below the cursor
-    // included: a redraw in progress leaves the previous frame's lines there).
-    const buffer = this.terminal.buffer.active;
+    // included: a redraw in progress leaves the previous frame's lines there) — of the main screen,
+    // also while a full-screen program shows the alternate one: its screen never reaches the
+    // scrollback (it is read on its own), and the main screen waits underneath.
+    const buffer = this.terminal.buffer.normal;
     let to = buffer.cursorY + 1;
     for (let y = this.rows - 1; y >= to; y--) {
       if ((buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? '') !== '') {
@@ -263,7 +265,7 @@ export class XtermOnlyModel {
         break;
       }
     }
-    const rows = this.screenRowsAsLines(this.harvested - buffer.baseY, to);
+    const rows = this.screenRowsAsLines(this.harvested - buffer.baseY, to, false, buffer);
     if (rows.length > 0) rows[0] = this.pendingHead + rows[0];
     for (let i = 0; i < rows.length; i++) {
       if (i > 0) this.ring.newline();
@@ -517,10 +519,6 @@ export class XtermOnlyModel {
     this.passing = false;
     this.stats.engages += 1;
     const buffer = this.terminal.buffer.active;
-    if (buffer.type === 'alternate') {
-      this.harvested = buffer.baseY;
-      return;
-    }
     // Logical lines that start on screen at or above the cursor leave the ring: xterm holds them now.
     let starts = 0;
     let firstStart = -1;
@@ -621,8 +619,7 @@ export class XtermOnlyModel {
   }
 
   /** Rows [from, to) of the buffer (absolute) as logical lines, wrapped rows joined. */
-  screenRowsAsLines(from, to, absolute = false) {
-    const buffer = this.terminal.buffer.active;
+  screenRowsAsLines(from, to, absolute = false, buffer = this.terminal.buffer.active) {
     const base = absolute ? 0 : buffer.baseY;
     const lines = [];
     for (let y = from; y < to; y++) {
