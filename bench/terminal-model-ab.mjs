@@ -1,6 +1,6 @@
 /**
  * The terminal-model A/B of issue 24 (docs/decisions/0005-terminal-model.md): today's pipeline
- * (sanitizer + output model + screen grid + batched xterm replier) against the xterm-only prototype
+ * (`OutputPipeline`: sanitizer + output model + screen grid + batched xterm replier) against the xterm-only prototype
  * (bench/lib/xterm-only-model.mjs), on every output shape of SPEC §9 and on `true` latency.
  *
  *   node bench/terminal-model-ab.mjs            # full: about 4–6 minutes on 2 cores
@@ -19,8 +19,8 @@
  *   no pty, timed until everything is parsed: the models' own cost per 100 MiB without the noise of
  *   the kernel and the writer. After each pass the two models' scrollback tails and screens are
  *   compared (the prototype must produce what today's produces).
- * - `latency` — `true` typed at the prompt until each model has prompt evidence (and today's replier
- *   is idle, as the session's probe requires), against raw node-pty's `echo x` round trip; p50/p99
+ * - `latency` — `true` typed at the prompt until each model has prompt evidence (and today's pipeline
+ *   has nothing left to parse, as the session's probe requires), against raw node-pty's `echo x` round trip; p50/p99
  *   per round. Readiness (`/proc` probes) and the thread hop are the same for both models and are not
  *   included: bench/latency.mjs measures those through the engine.
  */
@@ -142,13 +142,13 @@ async function checkEquivalence() {
         });
         const checkpoints = [];
         const look = async (lines) => {
-          if (pipeline.replier !== undefined) await pipeline.replier.whenIdle();
+          await pipeline.settle();
           checkpoints.push(
             JSON.stringify([pipeline.tailLines(lines), await pipeline.screenLines(), replies]),
           );
         };
         for (let at = 0, k = 0; at < text.length; at += size, k++) {
-          pipeline.write(text.slice(at, at + size));
+          pipeline.feed(text.slice(at, at + size));
           if (k % (shape.every ?? 997) === 0) await look(8);
         }
         await look(30);
@@ -209,9 +209,8 @@ async function feedModel(kind, reads) {
   const ring = new LineRing({ maxLines: 10_000, maxBytes: 4 * MIB });
   const pipeline = pipelineFor(kind, ring);
   const started = performance.now();
-  for (const read of reads) pipeline.write(read);
-  if (pipeline.replier !== undefined) await pipeline.replier.whenIdle();
-  else pipeline.model.flush();
+  for (const read of reads) pipeline.feed(read);
+  await pipeline.settle();
   const ms = performance.now() - started;
   const tail = pipeline.tailLines(30);
   const screen = await pipeline.screenLines();

@@ -5,26 +5,17 @@
  * phase, small reads joined up to 4 KiB, as `SessionCore.processOutput` does), the scrollback
  * (`LineRing`), the prompt evidence rule and the replies written straight back to the pty.
  *
- * - `today`: the product's pipeline as `src/worker/session.ts` wires it (line-text scan → replier
- *   `feedLineText` + sanitizer `pushLineText`, else sanitizer `pushStyled` → replier
- *   `feedStyledLineText`/`feed`; the sanitizer's sink feeds the output model, which feeds the ring,
- *   and the prompt tracker), with the session's backpressure on the replier's backlog. A bench copy of
- *   that routing: it is what issue 24 removes, so it is not exported by the product. The reply gate
- *   and readiness (`/proc` probes) are left out of both paths: they are the same for either model.
- *   Done = prompt evidence and the replier idle (the session's probe refuses to sample while the
- *   replier is busy).
+ * - `today`: the product's own `OutputPipeline` (`src/worker/output-pipeline.ts`), built as
+ *   `SessionCore` builds it, scheduling its reads and pausing the pty itself. The reply gate and
+ *   readiness (`/proc` probes) are left out of both paths: they are the same for either model.
+ *   Done = prompt evidence and nothing left to parse (the session's probe refuses to sample before).
  * - `xterm`: bench/lib/xterm-only-model.mjs. Done = prompt evidence (its parse is synchronous).
  */
 import { performance } from 'node:perf_hooks';
 import * as pty from 'node-pty';
-import { LineFeeds } from '../../dist/worker/output/line-feeds.js';
 import { LineRing } from '../../dist/worker/output/line-ring.js';
-import { LineTextKind, lineTextKind } from '../../dist/worker/output/line-text.js';
-import { OutputModel } from '../../dist/worker/output/output-model.js';
-import { OutputSanitizer } from '../../dist/worker/output/sanitizer.js';
-import { createNonce, MARKER_PREFIX, parseOwnedMarker } from '../../dist/worker/readiness/prompt-marker.js';
-import { PromptTracker } from '../../dist/worker/readiness/prompt-tracker.js';
-import { TerminalReplier } from '../../dist/worker/replies/terminal-replier.js';
+import { OutputPipeline } from '../../dist/worker/output-pipeline.js';
+import { createNonce, MARKER_PREFIX } from '../../dist/worker/readiness/prompt-marker.js';
 import { XtermOnlyModel } from './xterm-only-model.mjs';
 
 const COLS = 160;
@@ -36,89 +27,83 @@ const RESUME_READING_AT_CHARS = MAX_UNPROCESSED_OUTPUT_CHARS / 4;
 const MAX_READ_BYTES = 1 << 20;
 const WAIT_TIMEOUT_MS = 180_000;
 
-/** Today's pipeline, wired as SessionCore wires it. */
+/** Today's pipeline: the product's own OutputPipeline, as SessionCore builds it. */
 class TodayPipeline {
-  constructor({ nonce, ring, reply }) {
-    this.ring = ring;
-    this.prompt = new PromptTracker(nonce, PROMPT);
-    this.model = new OutputModel({ rows: ROWS, cols: COLS, ring, maxLineChars: MAX_READ_BYTES });
-    this.sanitizer = new OutputSanitizer({ maxPendingChars: MAX_READ_BYTES, columns: COLS });
-    this.lineFeeds = new LineFeeds();
-    this.replier = new TerminalReplier({
-      cols: COLS,
-      rows: ROWS,
-      maxStringSequenceChars: MAX_READ_BYTES,
-      reply: (data) => reply(data),
-      isPromptMarker: (payload) => parseOwnedMarker(payload, nonce) !== undefined,
-    });
-    const model = this.model;
-    const prompt = this.prompt;
-    this.sink = {
-      text: (s) => {
-        model.text(s);
-        prompt.text(s);
-      },
-      newline: () => {
-        model.newline();
-        prompt.newline();
-      },
-      rewriteLine: () => {
-        model.rewriteLine();
-        prompt.rewriteLine();
-      },
-      textBlock: (block, ascii, lineFeeds) => {
-        model.textBlock(block, ascii, lineFeeds);
-        prompt.textBlock(block);
-      },
-      osc: (payload) => {
-        const ours = prompt.osc(payload);
-        if (ours && model.alternateScreen) model.shellPrompted();
-      },
-      backspace: () => model.backspace(),
-      csi: (params, final) => model.csi(params, final),
-      escape: (final) => model.escape(final),
+  constructor({ nonce, reply, onChunk }) {
+    this.onChunk = onChunk;
+    const noop = () => undefined;
+    const listener = {
+      text: noop,
+      newline: noop,
+      textBlock: noop,
+      rewriteLine: noop,
+      markerArrived: noop,
+      endOfChunk: () => this.onChunk?.(),
     };
+    this.pipeline = new OutputPipeline({
+      rows: ROWS,
+      cols: COLS,
+      config: { maxReadBytes: MAX_READ_BYTES, scrollbackLines: 10_000, scrollbackMaxBytes: 4 * 2 ** 20 },
+      nonce,
+      prompt: PROMPT,
+      replies: { offer: (data) => reply(data), markerParsed: noop },
+      listener: () => listener,
+    });
   }
 
+  /** A pty read: the pipeline schedules its processing itself (and pauses `reading` when behind). */
   write(data) {
-    const kind = lineTextKind(data, this.lineFeeds);
-    if (kind !== LineTextKind.None) {
-      const lineFeeds = this.lineFeeds.known;
-      this.replier.feedLineText(data, lineFeeds);
-      this.sanitizer.pushLineText(data, this.sink, kind === LineTextKind.Ascii, lineFeeds);
-    } else {
-      const route = this.sanitizer.pushStyled(data, this.sink, this.lineFeeds);
-      if (route === 'whole') this.replier.feedStyledLineText(data);
-      else this.replier.feed(data);
-    }
+    this.pipeline.write(data);
   }
 
-  get backlogChars() {
-    return this.replier.backlogChars;
+  /** A recorded read, processed at once. */
+  feed(data) {
+    this.pipeline.write(data);
+    this.pipeline.flush();
   }
 
-  /** Done: prompt evidence and nothing left for the replier to parse. */
+  /** Resolves once everything fed is processed and parsed. */
+  async settle() {
+    this.pipeline.flush();
+    await this.pipeline.whenParsed();
+  }
+
+  attach(reading) {
+    this.pipeline.attach(reading);
+  }
+
+  get parsing() {
+    return this.pipeline.parsingPending;
+  }
+
+  whenParsed() {
+    return this.pipeline.whenParsed();
+  }
+
+  /** Done: prompt evidence and nothing left to parse (the session's probe refuses to sample before). */
   done() {
-    return this.prompt.candidate !== undefined && !this.replier.busy;
+    return this.pipeline.prompt.candidate !== undefined && !this.pipeline.parsingPending;
   }
 
   resetPrompt() {
-    this.prompt.reset();
+    this.pipeline.prompt.reset();
   }
 
-  /** The scrollback's last `n` lines as a reader sees them, trailing blanks trimmed. */
+  /** The scrollback's last `n` lines as a reader sees them (`read`), trailing blanks trimmed. */
   tailLines(n) {
-    this.model.sync();
-    return this.ring.linesFrom(Math.max(0, this.ring.headSeq - n)).map((l) => l.trimEnd());
+    return this.pipeline
+      .read({ count: n })
+      .text.split('\n')
+      .map((l) => l.trimEnd());
   }
 
   async screenLines() {
-    const screen = await this.replier.renderedScreen();
+    const screen = await this.pipeline.renderedScreen();
     return screen?.lines.map((l) => l.trimEnd());
   }
 
   dispose() {
-    this.replier.dispose();
+    this.pipeline.dispose();
   }
 }
 
@@ -134,8 +119,16 @@ class XtermPipeline {
     this.model.write(data);
   }
 
-  get backlogChars() {
-    return 0;
+  feed(data) {
+    this.model.write(data);
+  }
+
+  async settle() {
+    this.model.flush();
+  }
+
+  get parsing() {
+    return false;
   }
 
   done() {
@@ -151,9 +144,9 @@ class XtermPipeline {
 
   tailLines(n) {
     const from = this.model.sync();
-    const lines = this.ring.linesFrom(Math.max(0, this.ring.headSeq - n)).map((l) => l.trimEnd());
+    const page = this.ring.read({ count: n }, MAX_READ_BYTES);
     this.model.unsync(from);
-    return lines;
+    return page.text.split('\n').map((l) => l.trimEnd());
   }
 
   async screenLines() {
@@ -195,7 +188,7 @@ export class ModelShell {
     this.ring = new LineRing({ maxLines: 10_000, maxBytes: 4 * 2 ** 20 });
     const reply = (data) => this.term.write(data);
     const Pipeline = kind === 'today' ? TodayPipeline : XtermPipeline;
-    this.pipeline = new Pipeline({ nonce, ring: this.ring, reply });
+    this.pipeline = new Pipeline({ nonce, ring: this.ring, reply, onChunk: () => this.checkDone() });
     this.pending = [];
     this.pendingChars = 0;
     this.scheduled = false;
@@ -203,12 +196,20 @@ export class ModelShell {
     this.chars = 0;
     this.since = performance.now();
     this.waiter = undefined;
-    /** Per send: performance.now() of the first byte back and of the done decision. */
+    /** Per send: performance.now() of the first byte back. */
     this.firstByteAt = 0;
     this.exited = new Promise((resolve) => this.term.onExit(resolve));
+    // Today's OutputPipeline schedules its reads and pauses the pty itself; the prototype gets the
+    // same scheduling from here (one slice of at most 4 KiB per check phase, as the pipeline does).
+    if (kind === 'today')
+      this.pipeline.attach({ pause: () => this.term.pause(), resume: () => this.term.resume() });
     this.term.onData((data) => {
       if (this.firstByteAt === 0) this.firstByteAt = performance.now();
       this.chars += data.length;
+      if (kind === 'today') {
+        this.pipeline.write(data);
+        return;
+      }
       this.pending.push(data);
       this.pendingChars += data.length;
       this.limitBacklog();
@@ -238,26 +239,18 @@ export class ModelShell {
     }
   };
 
+  /** The prototype's backlog (it parses synchronously: only reads not yet processed count). */
   limitBacklog() {
-    const backlog = this.pendingChars + this.pipeline.backlogChars;
     if (this.paused) {
-      if (backlog <= RESUME_READING_AT_CHARS) {
+      if (this.pendingChars <= RESUME_READING_AT_CHARS) {
         this.paused = false;
         this.term.resume();
-      } else if (!this.awaiting && this.pipeline.replier !== undefined) {
-        this.awaiting = true;
-        void this.pipeline.replier.whenBacklogBelow(RESUME_READING_AT_CHARS).then(() => {
-          this.awaiting = false;
-          this.limitBacklog();
-          this.checkDone();
-        });
       }
       return;
     }
-    if (backlog <= MAX_UNPROCESSED_OUTPUT_CHARS) return;
+    if (this.pendingChars <= MAX_UNPROCESSED_OUTPUT_CHARS) return;
     this.paused = true;
     this.term.pause();
-    this.limitBacklog();
   }
 
   checkDone() {
@@ -265,15 +258,13 @@ export class ModelShell {
     if (this.pipeline.done()) {
       const { resolve } = this.waiter;
       this.waiter = undefined;
-      this.doneAt = performance.now();
-      resolve(this.doneAt - this.since);
+      resolve(performance.now() - this.since);
       return;
     }
-    // Today's replier parses on its own timers: look again once it is idle.
-    const replier = this.pipeline.replier;
-    if (replier?.busy && !this.idleWait) {
+    // Today's terminal model parses on its own timers: look again once it is done.
+    if (this.pipeline.parsing && !this.idleWait) {
       this.idleWait = true;
-      void replier.whenIdle().then(() => {
+      void this.pipeline.whenParsed().then(() => {
         this.idleWait = false;
         this.checkDone();
       });
