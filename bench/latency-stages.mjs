@@ -7,7 +7,7 @@
  * - **inline** — the engine's session core on this thread (bench/lib/inline-session.mjs), with
  *   `performance.now()` stamps wrapped onto the prototypes of dist/ from here (the product is not
  *   changed): `startSend` entered, the pty write done (`PtyInputWriter.write` returned), the first
- *   byte back (`SessionCore.onData`), the prompt marker seen (`SendOperation.markerArrived`), the
+ *   byte back (`OutputPipeline.write`), the prompt marker seen (`SendOperation.markerArrived`), the
  *   settle decided (`SendOperation.settle`) and `done` resolved; the `/proc` samples between.
  * - **engine** — `createPtyEngine()`, host-observed: `startSend` until `done`, the engine's own
  *   `elapsedMs` (its SendOperation's start until its settle), and a bare Comlink round trip
@@ -21,6 +21,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { createPtyEngine } from '../dist/main/index.js';
+import { OutputPipeline } from '../dist/worker/output-pipeline.js';
 import { PtyInputWriter } from '../dist/worker/pty/pty-input-writer.js';
 import { SendOperation } from '../dist/worker/readiness/send-operation.js';
 import { SessionCore } from '../dist/worker/session.js';
@@ -52,7 +53,7 @@ wrap(SessionCore.prototype, 'startSend', () => {
     return outcome;
   };
 }
-wrap(SessionCore.prototype, 'onData', () => {
+wrap(OutputPipeline.prototype, 'write', () => {
   if (stamps !== undefined && stamps.firstByte === undefined) stamps.firstByte = performance.now();
 });
 wrap(SendOperation.prototype, 'markerArrived', () => {

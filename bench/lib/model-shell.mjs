@@ -2,8 +2,8 @@
  * The terminal-model A/B's harness (bench/terminal-model-ab.mjs): bash on node-pty on this thread,
  * with the session's prompt marker in its prompt, feeding one terminal model. Everything but the model
  * is the same for both: the pty, the shell, the scheduling (each read processed on the next check
- * phase, small reads joined up to 4 KiB, as `SessionCore.processOutput` does), the scrollback
- * (`LineRing`), the prompt evidence rule and the replies written straight back to the pty.
+ * phase, small reads joined up to 4 KiB, as `OutputPipeline.write` does), the scrollback bounds, the
+ * prompt evidence rule and the replies written straight back to the pty.
  *
  * - `today`: the product's own `OutputPipeline` (`src/worker/output-pipeline.ts`), built as
  *   `SessionCore` builds it, scheduling its reads and pausing the pty itself. The reply gate and
