@@ -764,13 +764,18 @@ export class SessionCore extends DisposableOwner {
    */
   private foreground(readerPid?: number): ForegroundProcess | undefined {
     if (this.exitStatus.kind === 'exited') return undefined;
-    const group = this.root === undefined ? undefined : verifiedForegroundGroup(this.root.pid);
-    for (const pid of [readerPid, group]) {
-      if (pid === undefined || pid <= 0) continue;
+    // The group is verified only when the reader does not answer: it costs a walk of the process tree,
+    // on every result's critical path (bench/README.md, "Where the time of a `true` goes").
+    const alive = (pid: number | undefined): ForegroundProcess | undefined => {
+      if (pid === undefined || pid <= 0) return undefined;
       const stat = readProcStat(pid);
-      if (stat !== undefined && stat.state !== 'Z' && stat.state !== 'X') return { pid, command: stat.comm };
-    }
-    return undefined;
+      return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X'
+        ? { pid, command: stat.comm }
+        : undefined;
+    };
+    return (
+      alive(readerPid) ?? alive(this.root === undefined ? undefined : verifiedForegroundGroup(this.root.pid))
+    );
   }
 
   /**
