@@ -8,6 +8,7 @@ import { readTerminalLocalFlags } from '../dist/worker/pty/terminal-local-flags.
 import { HiddenInputVerdicts } from '../dist/worker/readiness/hidden-input.js';
 
 const settles = Number(process.argv[2] ?? 100_000);
+if (!(settles > 0)) throw new Error(`usage: node bench/hidden-input.mjs [N > 0], got ${process.argv[2]}`);
 const term = ptyBinding().nodePty.spawn('/bin/bash', ['--noprofile', '--norc', '-i'], { env: { PS1: '$ ' } });
 const { fd } = term;
 await new Promise((resolve) => term.onData((chunk) => chunk.includes('$ ') && resolve()));
@@ -28,7 +29,8 @@ for (const [name, viewport] of Object.entries(cases)) {
     foreground: { pid: 1, command: 'python3' },
   }));
   const verdicts = new HiddenInputVerdicts();
-  for (let i = 0; i < 5_000; i++) verdicts.apply({}, results[i], () => readTerminalLocalFlags(fd)); // warm-up
+  // Warm-up: 5 000 verdicts on fresh send keys (results repeat when N is smaller than that).
+  for (let i = 0; i < 5_000; i++) verdicts.apply({}, results[i % settles], () => readTerminalLocalFlags(fd));
   const start = process.hrtime.bigint();
   let flagged = 0;
   for (let i = 0; i < settles; i++) {

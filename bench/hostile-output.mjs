@@ -4,27 +4,37 @@
  * Prints per stream the host's RSS growth, how long the stream's send took, the time from the stream's
  * end to the next send's result, and whether that result was clean (`ok-42`, exit 0).
  *
- *   npm run build && node bench/hostile-output.mjs [name…]
+ *   npm run build && node bench/hostile-output.mjs [--quick] [name…]   # --quick: 1/100 of each size
  */
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const HOST = fileURLToPath(new URL('../test/fixtures/hostile-host.mjs', import.meta.url));
 
+/** Each stream as a function of its size in bytes, with its full size (SPEC §4.3). */
 const STREAMS = {
-  osc: "printf '\\e]0;'; head -c 100000000 /dev/zero | tr '\\0' a; printf '\\a'",
-  dcs: "printf '\\eP$q'; head -c 100000000 /dev/zero | tr '\\0' a; printf '\\e\\\\'",
-  apc: "printf '\\e_'; head -c 100000000 /dev/zero | tr '\\0' a; printf '\\e\\\\'",
-  spam: "head -c 20000000 < <(yes $'\\e[6n' | tr -d '\\n')",
-  nonewline: "head -c 200000000 /dev/zero | tr '\\0' a",
-  urandom: 'head -c 50000000 /dev/urandom',
+  osc: [100_000_000, (n) => `printf '\\e]0;'; head -c ${n} /dev/zero | tr '\\0' a; printf '\\a'`],
+  dcs: [100_000_000, (n) => `printf '\\eP$q'; head -c ${n} /dev/zero | tr '\\0' a; printf '\\e\\\\'`],
+  apc: [100_000_000, (n) => `printf '\\e_'; head -c ${n} /dev/zero | tr '\\0' a; printf '\\e\\\\'`],
+  spam: [20_000_000, (n) => `head -c ${n} < <(yes $'\\e[6n' | tr -d '\\n')`],
+  nonewline: [200_000_000, (n) => `head -c ${n} /dev/zero | tr '\\0' a`],
+  urandom: [50_000_000, (n) => `head -c ${n} /dev/urandom`],
 };
+/** `--quick`: every stream at a hundredth of its size, to check that the bench runs (numbers are noise). */
+const QUICK_DIVISOR = 100;
 
-const names = process.argv.length > 2 ? process.argv.slice(2) : Object.keys(STREAMS);
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const names = args.filter((arg) => arg !== '--quick');
+for (const name of names) {
+  if (!Object.hasOwn(STREAMS, name))
+    throw new Error(`unknown stream ${name}: one of ${Object.keys(STREAMS).join(', ')} (and --quick)`);
+}
+if (names.length === 0) names.push(...Object.keys(STREAMS));
 for (const name of names) {
   let line;
   try {
-    const out = execFileSync(process.execPath, ['--expose-gc', HOST, STREAMS[name], '120000'], {
+    const out = execFileSync(process.execPath, ['--expose-gc', HOST, streamCommand(name), '120000'], {
       encoding: 'utf8',
       timeout: 180_000,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -38,4 +48,10 @@ for (const name of names) {
       .slice(0, 160)}`;
   }
   console.log(`${name.padEnd(10)} ${line}`);
+}
+
+/** The shell command of stream `name` at its full size, or a hundredth of it with `--quick`. */
+function streamCommand(name) {
+  const [bytes, command] = STREAMS[name];
+  return command(quick ? bytes / QUICK_DIVISOR : bytes);
 }

@@ -1,20 +1,25 @@
 /**
  * Standalone micro-benchmark (not run by `run.mjs`): the engine thread's cost per 100 MiB of the
  * workloads of SPEC §9 through the sanitizer, the output model and the scrollback — no pty, no
- * replier — as a session routes them (line text takes the line-text route). Compare with raw node-pty's
- * flood time on the same machine (bench/results: ~1.2–2.5 s per 100 MiB): a workload that costs `c` s
- * here adds about `c` to a flood's wall time on this 2-core machine.
+ * replier — as the session's OutputPipeline hands them to the sanitizer (line text takes the line-text
+ * route, the rest `pushStyled`; the sanitizer knows the width, as the session's does). Compare with raw
+ * node-pty's flood time on the same machine (bench/results: ~1.2–2.5 s per 100 MiB): a workload that
+ * costs `c` s here adds about `c` to a flood's wall time on this 2-core machine.
  *
- *   node bench/output-model-cpu.mjs
+ *   node bench/output-model-cpu.mjs [MiB=24]   # MiB: size of each workload
  */
 import { LineFeeds } from '../dist/worker/output/line-feeds.js';
 import { LineRing } from '../dist/worker/output/line-ring.js';
 import { LineTextKind, lineTextKind } from '../dist/worker/output/line-text.js';
 import { OutputModel } from '../dist/worker/output/output-model.js';
-import { OutputSanitizer, withoutStyles } from '../dist/worker/output/sanitizer.js';
+import { OutputSanitizer } from '../dist/worker/output/sanitizer.js';
 
 const READ_CHARS = 4_096;
-const TOTAL_CHARS = 24 * 2 ** 20;
+const totalMiB = Number(process.argv[2] ?? 24);
+if (!(totalMiB > 0))
+  throw new Error(`usage: node bench/output-model-cpu.mjs [MiB=24], got ${process.argv[2]}`);
+/** Characters of each workload (24 MiB unless given), cut into reads. */
+const TOTAL_CHARS = Math.ceil(totalMiB * 2 ** 20);
 const PASSES = 5;
 const MIB_100 = 100 * 2 ** 20;
 
@@ -57,7 +62,7 @@ const workloads = {
 function pipeline() {
   const ring = new LineRing({ maxLines: 10_000, maxBytes: 1 << 22 });
   const model = new OutputModel({ rows: 40, cols: 120, ring, maxLineChars: 1 << 20 });
-  const sanitizer = new OutputSanitizer({ maxPendingChars: 1 << 20 });
+  const sanitizer = new OutputSanitizer({ maxPendingChars: 1 << 20, columns: 120 });
   const sink = {
     text: (s) => model.text(s),
     newline: () => model.newline(),
@@ -75,10 +80,8 @@ function pipeline() {
       sanitizer.pushLineText(data, sink, kind === LineTextKind.Ascii, lineFeeds.known);
       return;
     }
-    const plain = withoutStyles(data);
-    const plainKind = plain === undefined ? LineTextKind.None : lineTextKind(plain, lineFeeds);
-    if (plain === undefined || plainKind === LineTextKind.None) sanitizer.push(data, sink);
-    else sanitizer.pushStyledLineText(data, plain, sink, plainKind === LineTextKind.Ascii, lineFeeds.known);
+    // The sanitizer's entry for everything else, as OutputPipeline.route uses it (without the replier).
+    sanitizer.pushStyled(data, sink, lineFeeds);
   };
 }
 

@@ -1,35 +1,42 @@
 /**
  * Micro-benchmark (standalone, not part of `run.mjs`): the CPU the engine thread spends per read of a
- * flood, without the pty — the line-text check, the replier, the sanitizer and the scrollback, fed ~4 KiB
- * reads of the flood log with CRLF line ends as the session's `processOutput` feeds them; then the same
- * log with colored levels, routed as styled line text against the sanitizer's state machine alone. The baseline,
- * run in the same process on the same reads, is what raw node-pty pays per read anyway: decoding the
- * bytes into a string (`StringDecoder`). Timing the pipeline alone, best of several passes, is far steadier
- * than a flood through a pty on a shared machine, so it is the number to watch when changing the hot path.
+ * flood, without the pty — the session's own `OutputPipeline` (src/worker/output-pipeline.ts: the
+ * line-text check, the replier, the sanitizer, the output model with its scrollback, prompt evidence),
+ * fed ~4 KiB reads of the flood log with CRLF line ends, each written and processed as one pty read;
+ * then the same log with colored levels, through the same pipeline (which takes its styled route)
+ * against its replier and sanitizer fed through their general entries alone (the state machine). The
+ * baseline, run in the same process on the same reads, is what raw node-pty pays per read anyway:
+ * decoding the bytes into a string (`StringDecoder`). Timing the pipeline alone, best of several passes,
+ * is far steadier than a flood through a pty on a shared machine, so it is the number to watch when
+ * changing the hot path. Work the replier schedules for later (xterm parses asynchronously) runs between
+ * passes, outside the timing.
  *
- *   npm run build && node bench/pipeline-cpu.mjs
+ *   npm run build && node bench/pipeline-cpu.mjs [MiB=20]   # MiB: size of the log cut into reads
  */
 import { readFileSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
+import { resolveEngineConfig } from '../dist/shared/config.js';
 import { LiveRingReader } from '../dist/shared/live-ring.js';
 import { LineFeeds } from '../dist/worker/output/line-feeds.js';
 import { LineRing } from '../dist/worker/output/line-ring.js';
-import { LineTextKind, lineTextKind } from '../dist/worker/output/line-text.js';
+import { lineTextKind } from '../dist/worker/output/line-text.js';
 import { LiveOutputPublisher } from '../dist/worker/output/live-output.js';
-import { OutputSanitizer, withoutStyles } from '../dist/worker/output/sanitizer.js';
-import { TerminalReplier } from '../dist/worker/replies/terminal-replier.js';
+import { OutputPipeline } from '../dist/worker/output-pipeline.js';
+import { createNonce } from '../dist/worker/readiness/prompt-marker.js';
+import { dialectNamed } from '../dist/worker/shell/registry.js';
 import { ensureLogFile } from './lib/data-file.mjs';
 
 /** About one pty read during a flood, in bytes. */
 const READ_BYTES = 4_400;
 const PASSES = 12;
 const MIB_100 = 100 * 2 ** 20;
+const logMiB = Number(process.argv[2] ?? 20);
+if (!(logMiB > 0)) throw new Error(`usage: node bench/pipeline-cpu.mjs [MiB=20], got ${process.argv[2]}`);
+const logFile = ensureLogFile(Math.ceil(logMiB * 2 ** 20));
+const config = resolveEngineConfig({});
 
-const log = Buffer.from(
-  readFileSync(ensureLogFile(20 * 2 ** 20), 'latin1').replaceAll('\n', '\r\n'),
-  'latin1',
-);
+const log = Buffer.from(readFileSync(logFile, 'latin1').replaceAll('\n', '\r\n'), 'latin1');
 const reads = [];
 for (let at = 0; at + READ_BYTES <= log.length; at += READ_BYTES)
   reads.push(log.subarray(at, at + READ_BYTES));
@@ -37,14 +44,15 @@ const bytes = reads.length * READ_BYTES;
 // Flat strings, as the decoder hands them to the session.
 const texts = reads.map((read) => ` ${read.toString('latin1')}`.slice(1));
 
-/** Best time of `PASSES` runs of `pass`, scaled to 100 MiB. */
-async function best(pass) {
+/** Best time of `PASSES` runs of `pass`, scaled to 100 MiB; `settle` runs between passes, untimed. */
+async function best(pass, settle = async () => undefined) {
   let bestMs = Number.POSITIVE_INFINITY;
   for (let r = 0; r < PASSES; r++) {
     const started = performance.now();
     pass();
     bestMs = Math.min(bestMs, performance.now() - started);
-    await new Promise((resolve) => setImmediate(resolve)); // let the replier's scheduled work run
+    await settle();
+    await new Promise((resolve) => setImmediate(resolve));
   }
   return (bestMs * MIB_100) / bytes;
 }
@@ -54,32 +62,36 @@ const decodeMs = await best(() => {
   for (const read of reads) decoder.write(read);
 });
 
-/** A session's consumers of one read: the replier, the sanitizer and the scrollback behind it. */
-function pipeline() {
-  const replier = new TerminalReplier({ cols: 120, rows: 40, reply: () => undefined });
-  const sanitizer = new OutputSanitizer({ maxPendingChars: 256 * 1024 });
-  const ring = new LineRing({ maxLines: 10_000, maxBytes: 4 * 2 ** 20 });
-  const sink = {
-    text: (s) => ring.text(s),
-    newline: () => ring.newline(),
-    rewriteLine: () => ring.rewriteLine(),
-    textBlock: (block, ascii, lineFeeds) => ring.textBlock(block, ascii, lineFeeds),
-    osc: () => undefined,
-  };
-  return { replier, sanitizer, ring, sink };
+/**
+ * The session's output pipeline as SessionCore builds it (engine defaults, the bash dialect's prompt),
+ * with no send in the slot, no live stream and replies dropped: what a flood between sends costs.
+ */
+function sessionPipeline() {
+  return new OutputPipeline({
+    rows: config.rows,
+    cols: config.cols,
+    config,
+    nonce: createNonce(),
+    prompt: dialectNamed('bash').prompt,
+    replies: { offer: () => undefined, markerParsed: () => undefined },
+    listener: () => undefined,
+  });
 }
 
-const { replier, sanitizer, ring, sink } = pipeline();
-const lineFeeds = new LineFeeds();
-const pipelineMs = await best(() => {
-  for (const text of texts) {
-    const kind = lineTextKind(text, lineFeeds);
-    if (kind === LineTextKind.None) throw new Error('a log read is not line text');
-    replier.feedLineText(text, lineFeeds.known);
-    sanitizer.pushLineText(text, sink, kind === LineTextKind.Ascii, lineFeeds.known);
+/** Each text as one pty read through `pipeline`, processed at once (as the session's next turn would). */
+const feedReads = (pipeline, reads) => () => {
+  for (const text of reads) {
+    pipeline.write(text);
+    pipeline.flush();
   }
-});
+};
+
+const plainPipeline = sessionPipeline();
+const pipelineMs = await best(feedReads(plainPipeline, texts), () => plainPipeline.whenParsed());
+plainPipeline.dispose();
 // The scrollback's share, with the line feeds each read's scan found (taken outside the timing).
+const lineFeeds = new LineFeeds();
+const ring = new LineRing({ maxLines: config.scrollbackLines, maxBytes: config.scrollbackMaxBytes });
 const scans = texts.map((text) => {
   lineTextKind(text, lineFeeds);
   return lineFeeds.positions.slice(0, lineFeeds.count);
@@ -91,12 +103,11 @@ const ringMs = await best(() => {
     ring.textBlock(texts[i], true, lineFeeds);
   }
 });
-replier.dispose();
 
 // A colored log (an SGR around each line's level, as test runners and build tools print on a tty):
-// the session's routing for reads that are not line text, against the state machine alone.
+// the pipeline's own routing (styled line text), against the state machine alone.
 const colored = Buffer.from(
-  readFileSync(ensureLogFile(20 * 2 ** 20), 'latin1')
+  readFileSync(logFile, 'latin1')
     .replace(/ (INFO|DEBUG|WARN|ERROR) /g, ' \x1b[32m$1\x1b[0m ')
     .replaceAll('\n', '\r\n'),
   'latin1',
@@ -106,21 +117,31 @@ for (let at = 0; at + READ_BYTES <= colored.length; at += READ_BYTES)
   coloredTexts.push(colored.subarray(at, at + READ_BYTES).toString('latin1'));
 const coloredBytes = coloredTexts.length * READ_BYTES;
 const perColoredMiB = (ms) => (ms * bytes) / coloredBytes; // `best` scales by the plain log's size
-/** The colored reads through a fresh pipeline; `styled`: route styled line text as the session does. */
-function coloredPass(styled) {
-  const { replier, sanitizer, sink } = pipeline();
-  return () => {
-    for (const text of coloredTexts) {
-      replier.feed(text);
-      const plain = styled ? withoutStyles(text) : undefined;
-      const kind = plain === undefined ? LineTextKind.None : lineTextKind(plain, lineFeeds);
-      if (plain === undefined || kind === LineTextKind.None) sanitizer.push(text, sink);
-      else sanitizer.pushStyledLineText(text, plain, sink, kind === LineTextKind.Ascii, lineFeeds.known);
-    }
-  };
-}
-const coloredStyledMs = perColoredMiB(await best(coloredPass(true)));
-const coloredGeneralMs = perColoredMiB(await best(coloredPass(false)));
+const styledPipeline = sessionPipeline();
+const coloredStyledMs = perColoredMiB(
+  await best(feedReads(styledPipeline, coloredTexts), () => styledPipeline.whenParsed()),
+);
+styledPipeline.dispose();
+// The same pipeline's parts, each through its general entry: the replier's `feed` (a full scan) and
+// the sanitizer's state machine (`push`) into the pipeline's own consumers — what the styled route saves.
+const generalPipeline = sessionPipeline();
+const replier = Reflect.get(generalPipeline, 'replier');
+const sanitizer = Reflect.get(generalPipeline, 'sanitizer');
+const sink = Reflect.get(generalPipeline, 'sink');
+if (replier === undefined || sanitizer === undefined || sink === undefined)
+  throw new Error("OutputPipeline no longer has the parts this benchmark's baseline uses");
+const coloredGeneralMs = perColoredMiB(
+  await best(
+    () => {
+      for (const text of coloredTexts) {
+        replier.feed(text);
+        sanitizer.push(text, sink);
+      }
+    },
+    () => generalPipeline.whenParsed(),
+  ),
+);
+generalPipeline.dispose();
 
 // Live output: the engine's share (batching, CRLF → LF, the copy into the ring), and the host's
 // (decoding the records into strings), as the difference of a pass that also decodes.

@@ -20,19 +20,27 @@ import { InlineSession } from './lib/inline-session.mjs';
 const seconds = Number(process.argv.find((arg) => /^\d+$/.test(arg)) ?? 30);
 const withoutDrain = process.argv.includes('--without-drain');
 
-/** Drain outcomes seen by the asker, counted by wrapping its send environment. */
+/**
+ * Drain outcomes seen by the asker's sends, counted by wrapping the port its sends drain through: the
+ * session builds its send context once, in its constructor (`buildSendContext`, session.ts), and every
+ * send's stdin-wait proof calls `context.output.drain()`. Wrapped on the prototype before the inline
+ * session exists; the flooders run on engine threads, with their own copy of the module.
+ */
 const drains = { empty: 0, read: 0, unavailable: 0 };
-const sendEnvironment = SessionCore.prototype.sendEnvironment;
-SessionCore.prototype.sendEnvironment = function (...args) {
-  const env = sendEnvironment.apply(this, args);
-  if (env.drainOutput === undefined) return env; // a build from before the drain
-  const drain = withoutDrain ? () => 'empty' : env.drainOutput;
-  env.drainOutput = () => {
-    const outcome = drain();
+const buildSendContext = SessionCore.prototype.buildSendContext;
+if (typeof buildSendContext !== 'function')
+  throw new Error('SessionCore.buildSendContext is gone: find where sends drain the pty now');
+SessionCore.prototype.buildSendContext = function (...args) {
+  const context = buildSendContext.apply(this, args);
+  const drain = context.output?.drain;
+  if (typeof drain !== 'function') throw new Error('the send context has no output.drain port');
+  const measured = withoutDrain ? () => 'empty' : drain;
+  context.output.drain = () => {
+    const outcome = measured();
     drains[outcome] += 1;
     return outcome;
   };
-  return env;
+  return context;
 };
 
 /** Lines to send, and what the result must end with (`undefined`: back at the shell's prompt). */
@@ -100,3 +108,9 @@ console.log(
 );
 for (const example of examples) console.log(`  e.g. ${example}`);
 process.exitCode = missing === 0 || withoutDrain ? 0 : 1;
+// Every stdin wait drains: none counted means the wrapper no longer sees the sends (and
+// `--without-drain` would change nothing), as happened once when the session's structure moved.
+if (drains.empty + drains.read + drains.unavailable === 0) {
+  console.log('no drain was counted: the wrapper above no longer reaches the sends');
+  process.exitCode = 1;
+}
