@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { TerminalError } from '../../shared/errors.js';
-import type { PtyEngine } from '../../shared/types.js';
+import { daemonWatchSource } from '../watch/daemon-watch-source.js';
 import { startWatchServer } from '../watch/watch-server.js';
 import { removeWatchUrlFile, runtimeDirectory, writeWatchUrlFile } from '../watch/watch-url-file.js';
 
@@ -70,35 +70,43 @@ export function parseWatchOptions(
   return options;
 }
 
-/** Connects to the daemon at `socket` (SPEC §12). */
-async function daemonEngine(socket: string): Promise<PtyEngine> {
+/**
+ * Connects to the daemon at `socket` as a watcher (SPEC §12, §13): every session of every scope, none
+ * attached — the person runs as the daemon's uid (the socket's directory check proves it), and
+ * viewing must not take a session from the model's client.
+ */
+async function daemonViewer(socket: string) {
   if (!existsSync(socket)) {
     throw new TerminalError(
       'TRANSPORT_CLOSED',
       `no agent-pty daemon at ${socket}: start one with agent-pty daemon (or serve an MCP server's own terminals with agent-pty mcp --watch)`,
     );
   }
-  const { createRemoteEngine } = await import('../worlds/remote-engine.js');
-  // `{ socket }` is the daemon's transport (SPEC §12).
-  return createRemoteEngine({ socket } as unknown as Parameters<typeof createRemoteEngine>[0]);
+  const { connectDaemonViewer } = await import('../worlds/daemon-viewer.js');
+  return connectDaemonViewer({ socket });
 }
 
 /** Runs `agent-pty watch` until a signal; returns the exit code. */
 export async function runWatch(argv: readonly string[]): Promise<number> {
   const options = parseWatchOptions(argv);
-  const engine = await daemonEngine(options.socket);
+  const viewer = await daemonViewer(options.socket);
   const server = await startWatchServer({
-    engine,
+    source: daemonWatchSource(viewer),
     ...(options.port === undefined ? {} : { port: options.port }),
   });
   const urlFile = writeWatchUrlFile(server.url);
   process.stdout.write(`${server.url}\n`);
   process.stderr.write(`agent-pty watch: open the link above in a browser; Ctrl-C stops the page\n`);
-  await new Promise<void>((resolve) => {
-    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
+  // Until a signal, or until the daemon goes (its sessions went with it: nothing is left to watch).
+  const daemonGone = await new Promise<string | undefined>((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+      process.once(signal, () => resolve(undefined));
+    viewer.onClosed((error) => resolve(error.message));
   });
   removeWatchUrlFile(urlFile);
   await server.close();
-  await engine.close();
-  return 0;
+  await viewer.close();
+  if (daemonGone === undefined) return 0;
+  process.stderr.write(`agent-pty watch: the daemon's connection ended (${daemonGone}); stopping the page\n`);
+  return 1;
 }
