@@ -4,11 +4,11 @@
  * SIGINT/SIGTERM; the link is also written to `watch-<pid>.url` (0600) so `agent-pty attach` finds it.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { TerminalError } from '../../shared/errors.js';
 import { daemonWatchSource } from '../watch/daemon-watch-source.js';
 import { startWatchServer } from '../watch/watch-server.js';
-import { removeWatchUrlFile, runtimeDirectory, writeWatchUrlFile } from '../watch/watch-url-file.js';
+import { removeWatchUrlFile, writeWatchUrlFile } from '../watch/watch-url-file.js';
+import { defaultSocketPath } from '../worlds/socket-directory.js';
 
 /** Usage line, quoted by every options error. */
 export const WATCH_USAGE_LINE = 'agent-pty watch [--port N] [--socket PATH]';
@@ -39,7 +39,7 @@ export function parseWatchOptions(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
 ): WatchOptions {
-  const options: WatchOptions = { port: undefined, socket: join(runtimeDirectory(env), 'engine.sock') };
+  const options: WatchOptions = { port: undefined, socket: defaultSocketPath(env) };
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]!;
     const [flag, inline] =
