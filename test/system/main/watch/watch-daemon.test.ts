@@ -4,14 +4,17 @@
  * page (driven over HTTP and its WebSocket) lists the session with its mode and workspace without
  * attaching it; the person takes the keyboard and answers the prompt; the model's send waits for
  * hand-back inside the daemon; the model's results never hold the secret and its client stays attached.
+ * In headless Chromium, the page shows two scopes' sessions, each with its mode and workspace.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import puppeteer from 'puppeteer-core';
 import { afterEach, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { createRemoteEngine } from '../../../../dist/main/index.js';
 import type { ServerMessage, WatchedSession } from '../../../../dist/main/watch/watch-protocol.js';
+import { CHROMIUM_PATH, chromiumArgs, chromiumIt } from '../../../support/chromium.js';
 import { BIN, scratchDirectory, startDaemonProcess } from '../../../support/daemon.js';
 import { until } from '../../../support/until.js';
 
@@ -120,12 +123,13 @@ it('lists a scoped client’s session without attaching it, and the person answe
   const waiting = session.startSend({ text: 'echo after-$((6*7))', timeoutMs: 20_000 }).done;
   await expect(session.signal('SIGINT')).rejects.toMatchObject({ code: 'HUMAN_HOLDS' });
   page.send(JSON.stringify({ t: 'key', id: session.id, data: `${SECRET}\r` }));
-  // Handed back once the shell prompts again: input typed ahead of a prompt is a case of its own.
+  // Handed back once the shell prompts again, so the model's command is not typed ahead (echoed twice).
   await until('the program read the secret and the shell prompts', () =>
     /got 17 chars\r?\n.*\$ $/.test(screenText(messages, session.id)),
   );
   page.send(JSON.stringify({ t: 'release', id: session.id }));
   const after = await waiting;
+  expect(after.waitReason).toBe('stdin_read');
   expect(after.viewport).toMatch(/^got 17 chars\s*$/m);
   expect(after.viewport).toMatch(/^after-42\s*$/m);
   for (const result of [asked, after]) expect(JSON.stringify(result)).not.toContain(SECRET);
@@ -138,3 +142,55 @@ it('lists a scoped client’s session without attaching it, and the person answe
   page.close();
   await model.shutdown();
 });
+
+chromiumIt('watch daemon browser')(
+  'shows every scope’s sessions in a real browser, each with its mode and workspace',
+  async () => {
+    const dir = scratchDirectory(0o700);
+    const socket = join(dir, 'run', 'engine.sock');
+    await startDaemonProcess(socket);
+    const workspace = join(dir, 'app');
+    mkdirSync(workspace);
+    const confined = await createRemoteEngine({
+      socket,
+      scope: { mode: 'danger-full-access', workspaceRoot: workspace },
+    });
+    const plain = await createRemoteEngine({ socket });
+    const a = await confined.spawn({ name: 'build' });
+    const b = await plain.spawn({ name: 'other' });
+    await a.startSend({ text: 'echo built-$((6*7))' }).done;
+    const runtime = join(dir, 'watch-run');
+    mkdirSync(runtime, { mode: 0o700 });
+    const url = await startWatch(socket, runtime);
+    const browser = await puppeteer.launch({
+      executablePath: CHROMIUM_PATH!,
+      args: chromiumArgs(),
+      headless: true,
+    });
+    try {
+      const page = await browser.newPage();
+      expect((await page.goto(url))?.status()).toBe(200);
+      await page.waitForSelector(`[data-session="${a.id}"]`);
+      await page.waitForSelector(`[data-session="${b.id}"]`);
+      const facts = await page.$eval(`[data-session="${a.id}"]`, (el) => el.textContent ?? '');
+      expect(facts).toContain('mode: danger-full-access');
+      expect(facts).toContain(`workspace: ${workspace}`);
+      await until('the page shows the session’s output', async () =>
+        /^built-42$/m.test(
+          await page.evaluate(
+            (sid) =>
+              (
+                globalThis as never as { agentPtyWatch: { screenText(id: string): string } }
+              ).agentPtyWatch.screenText(sid) ?? '',
+            a.id,
+          ),
+        ),
+      );
+    } finally {
+      await browser.close();
+    }
+    expect((await confined.list())[0]).toMatchObject({ id: a.id, attached: true });
+    await confined.shutdown();
+    await plain.shutdown();
+  },
+);
