@@ -194,3 +194,34 @@ chromiumIt('watch daemon browser')(
     await plain.shutdown();
   },
 );
+
+it('agent-pty attach refuses a name that two scopes’ sessions share, naming each by id and workspace', async () => {
+  const dir = scratchDirectory(0o700);
+  const socket = join(dir, 'run', 'engine.sock');
+  await startDaemonProcess(socket);
+  const engines = await Promise.all(
+    ['one', 'two'].map(async (workspace) => {
+      const root = join(dir, workspace);
+      mkdirSync(root);
+      return createRemoteEngine({ socket, scope: { mode: 'danger-full-access', workspaceRoot: root } });
+    }),
+  );
+  const sessions = await Promise.all(engines.map((engine) => engine.spawn({ name: 'build' })));
+  const runtime = join(dir, 'watch-run');
+  mkdirSync(runtime, { mode: 0o700 });
+  await startWatch(socket, runtime);
+  const attach = spawn(process.execPath, [BIN, 'attach', 'build'], {
+    env: { ...process.env, XDG_RUNTIME_DIR: runtime },
+  });
+  let stderr = '';
+  attach.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const code = await new Promise((resolve) => attach.once('exit', resolve));
+  expect(code).toBe(1);
+  expect(stderr).toContain('build names 2 sessions; attach one by its id:');
+  for (const [index, session] of sessions.entries()) {
+    expect(stderr).toContain(`${session.id} (danger-full-access in ${join(dir, ['one', 'two'][index]!)})`);
+  }
+  for (const engine of engines) await engine.shutdown();
+});
