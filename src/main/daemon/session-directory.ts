@@ -62,7 +62,14 @@ export class SessionDirectory {
     return Promise.all(
       this.all().map(async (session) => {
         const workspaceRoot = session.session.sandbox?.workspaceRoot;
-        return { ...(await session.listing()), ...(workspaceRoot === undefined ? {} : { workspaceRoot }) };
+        // The engine's handle keeps it (keyboard-hold.ts); another engine's may not.
+        const foreground = (session.session as { readonly lastForeground?: { command: string } })
+          .lastForeground?.command;
+        return {
+          ...(await session.listing()),
+          ...(workspaceRoot === undefined ? {} : { workspaceRoot }),
+          ...(foreground === undefined ? {} : { foreground }),
+        };
       }),
     );
   }

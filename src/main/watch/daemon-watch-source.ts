@@ -27,7 +27,7 @@ export function daemonWatchSource(viewer: DaemonViewer): WatchSource {
           mode: listing.mode,
           ...(listing.workspaceRoot === undefined ? {} : { workspace: listing.workspaceRoot }),
           containment: listing.status.containment,
-          foreground: undefined, // the daemon's listing does not carry it
+          foreground: listing.foreground,
           busy: listing.busy,
           limits: limitsInWords(listing.status.limits),
           status: statusInWords(listing.status),

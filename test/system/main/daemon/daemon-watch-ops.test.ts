@@ -106,6 +106,8 @@ describe('a watcher connection (agent-pty watch)', () => {
 
     await a.startSend({ text: 'echo seen-$((6*7))' }).done;
     expect((await viewer.session(a.id).snapshot()).lines).toContain('seen-42');
+    // What held the terminal at the model's last result (the page shows it).
+    expect((await viewer.list()).find((entry) => entry.id === a.id)?.foreground).toBe('bash');
     const hold = await viewer.session(b.id).takeKeyboard({ holder: 'page' });
     expect((await plain.list())[0]?.heldSince).toBe(hold.since);
     await expect(b.signal('SIGINT')).rejects.toMatchObject({ code: 'HUMAN_HOLDS' });
