@@ -49,6 +49,12 @@ class Owned implements Disposable {
   }
 }
 
+/** How a store's timer is armed. */
+export interface TimerOptions {
+  /** The timer does not keep the process alive on its own. */
+  unref?: boolean;
+}
+
 /** An inert handle: what a disposed store hands out instead of arming anything. */
 const NOTHING: Disposable = Object.freeze({ dispose: () => undefined });
 
@@ -85,25 +91,30 @@ export class DisposableStore implements Disposable {
     return owned;
   }
 
-  /** A `setTimeout` owned by this store; it leaves the store once it fired. Inert on a disposed store. */
-  timeout(label: string, ms: number, run: () => void): Disposable {
+  /**
+   * A `setTimeout` owned by this store; it leaves the store once it fired. Inert on a disposed store.
+   * `unref`: it does not keep the process alive on its own (a host's reader of optional output).
+   */
+  timeout(label: string, ms: number, run: () => void, options: TimerOptions = {}): Disposable {
     if (this.isDisposed) return NOTHING;
     const timer = setTimeout(() => {
       owned.dispose(); // fired: nothing to clear, but it is no longer live
       run();
     }, ms);
+    if (options.unref === true) timer.unref();
     const owned = new Owned(label, () => clearTimeout(timer), this);
     this.items.add(owned);
     return owned;
   }
 
   /** A `setImmediate` owned by this store; it leaves the store once it ran. Inert on a disposed store. */
-  immediate(label: string, run: () => void): Disposable {
+  immediate(label: string, run: () => void, options: TimerOptions = {}): Disposable {
     if (this.isDisposed) return NOTHING;
     const immediate = setImmediate(() => {
       owned.dispose();
       run();
     });
+    if (options.unref === true) immediate.unref();
     const owned = new Owned(label, () => clearImmediate(immediate), this);
     this.items.add(owned);
     return owned;

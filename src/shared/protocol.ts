@@ -131,6 +131,11 @@ export interface SessionThreadApi {
   startSend(sendId: number, request: SendSpec): Promise<void>;
   /** Settles with the result of send `sendId`. */
   awaitSend(sendId: number): Promise<TerminalSendResult>;
+  /**
+   * `startSend` and `awaitSend` in one call: one message each way, so the engine thread posts no reply
+   * (and wakes no host) between taking the send and writing its input. Rejects as `startSend` does.
+   */
+  send(sendId: number, request: SendSpec): Promise<TerminalSendResult>;
   /** Output of send `sendId` since the previous call. */
   readSendOutput(sendId: number): Promise<SendOutputDelta>;
   /** Cancels send `sendId` (SIGINT to the foreground group after any in-flight write). */

@@ -105,6 +105,8 @@ export class SessionCore extends DisposableOwner {
   private installation: ShellInstallation | undefined;
   /** Everything that happens to a byte after the pty hands it over. */
   private readonly pipeline: OutputPipeline;
+  /** What each send sees of the session (readiness/send-operation.ts). */
+  private readonly sendContext: SendContext;
   /** Where the previous result's output ended (continuity of output, SPEC §4.2). */
   private resultCursor: OutputMark;
   private term: IPty | undefined;
@@ -114,9 +116,9 @@ export class SessionCore extends DisposableOwner {
   private root: ProcessIdentity | undefined;
   private ttyRdev = -1;
   private shellIdentity: ShellIdentity | undefined;
-  private startup: SendOperation | undefined;
+  /** The send slot: what may write to the terminal and receives the stream now (one at a time). */
+  private slot: SendSlot | undefined;
   private startupDeadline = 0;
-  private active: { id: number; op: SendOperation } | undefined;
   private readonly settledSends = new Map<number, SendOperation>();
   /** Whether each result's program waits for hidden input (SPEC §13), judged once per send. */
   private readonly hiddenInput = new HiddenInputVerdicts();
@@ -161,10 +163,11 @@ export class SessionCore extends DisposableOwner {
           offer: (data, markersBefore) => this.replyGate?.offer(data, markersBefore),
           markerParsed: () => this.replyGate?.markerParsed(),
         },
-        listener: () => this.active?.op ?? this.startup,
+        listener: () => this.slot?.op,
       }),
     );
     this.resultCursor = this.pipeline.output.mark();
+    this.sendContext = this.buildSendContext();
     this.teardownFaults = spec.faults === undefined ? undefined : new TeardownFaults(spec.faults);
     this.finished = new Promise((resolve) => {
       this.resolveFinished = resolve;
@@ -320,7 +323,7 @@ export class SessionCore extends DisposableOwner {
    * startup phases are done; rejects on timeout or early exit.
    */
   async awaitStartup(): Promise<{ motd: string; shellPid: number }> {
-    const first = this.startup;
+    const first = this.slot?.kind === 'startup' ? this.slot.op : undefined;
     if (first === undefined || this.installation === undefined) {
       throw new TerminalError('INTERNAL', 'awaitStartup before launch');
     }
@@ -328,7 +331,7 @@ export class SessionCore extends DisposableOwner {
     for (const phase of this.installation.startup.slice(1)) {
       this.checkStartup(await this.startPhase(phase).done);
     }
-    this.startup = undefined;
+    this.slot = undefined;
     this.resultCursor = this.pipeline.output.mark(); // the MOTD is the startup's; results start after it
     // The startup's prompt identified the shell (a confined one below the sandbox launcher, by the
     // namespace pid its marker carries); the pty child stands in only if no marker ever named it.
@@ -337,13 +340,13 @@ export class SessionCore extends DisposableOwner {
 
   /** Starts a startup phase under the one startup deadline. */
   private startPhase(phase: StartupPhase): SendOperation {
-    const op = new SendOperation(this.sendContext(), {
+    const op = new SendOperation(this.sendContext, {
       text: phase.text,
       submit: phase.submit,
       readiness: phase.readiness,
       deadlineAt: this.startupDeadline,
     });
-    this.startup = op;
+    this.slot = { kind: 'startup', op };
     void op.start();
     return op;
   }
@@ -402,18 +405,19 @@ export class SessionCore extends DisposableOwner {
       if (plan.text === '') throw new TerminalError('INVALID_ARGUMENT', NOTHING_TO_WRITE);
     }
     assertInputWithinLimit(plan.text, this.spec.config.maxInputBytes); // the host checked too; never trust one side
-    if (this.startup !== undefined) throw new TerminalError('SEND_ACTIVE', 'the session is still starting');
-    if (this.active !== undefined) {
+    if (this.slot?.kind === 'startup')
+      throw new TerminalError('SEND_ACTIVE', 'the session is still starting');
+    if (this.slot !== undefined) {
       throw new TerminalError(
         'SEND_ACTIVE',
         'another send is still active on this session; wait for it or cancel it',
       );
     }
-    const op = new SendOperation(this.sendContext(), plan);
-    this.active = { id, op };
+    const op = new SendOperation(this.sendContext, plan);
+    this.slot = { kind: 'send', id, op };
     // The slot is released only once no byte or signal of this send can still reach the terminal.
     void op.quiesced.then(() => {
-      if (this.active?.op === op) this.active = undefined;
+      if (this.slot?.op === op) this.slot = undefined;
       this.settledSends.set(id, op);
       while (this.settledSends.size > SETTLED_SENDS_KEPT) {
         this.settledSends.delete(this.settledSends.keys().next().value as number);
@@ -567,7 +571,7 @@ export class SessionCore extends DisposableOwner {
   }
 
   private async runClose(reason: string, graceMs: number): Promise<SessionOutcome> {
-    const op = this.active?.op ?? this.startup;
+    const op = this.slot?.op;
     op?.stopReadiness();
     this.stopWriting();
     // Closing reads everything again: the exit is noticed through the pty, and nothing more is parsed
@@ -637,7 +641,7 @@ export class SessionCore extends DisposableOwner {
     this.markExited();
     if (this.closing) return; // close() settles the send after its teardown
     // The shell exited on its own: clean up what it left behind, then report session_exit.
-    const op = this.active?.op ?? this.startup;
+    const op = this.slot?.op;
     const root = this.root;
     void (async () => {
       if (root !== undefined) {
@@ -655,7 +659,7 @@ export class SessionCore extends DisposableOwner {
   }
 
   private sendById(id: number): SendOperation {
-    if (this.active?.id === id) return this.active.op;
+    if (this.slot?.kind === 'send' && this.slot.id === id) return this.slot.op;
     const op = this.settledSends.get(id);
     if (op === undefined) throw new TerminalError('INTERNAL', `unknown send ${id}`);
     return op;
@@ -681,48 +685,61 @@ export class SessionCore extends DisposableOwner {
     return target;
   }
 
-  private sendContext(): SendContext {
+  /** The ports every send of this session uses (built once; each reads the session's state when called). */
+  private buildSendContext(): SendContext {
     return {
       config: this.spec.config,
-      prompt: this.pipeline.prompt,
       exactTier: EXACT_TIER,
-      resultCursor: () => this.resultCursor,
-      advanceResultCursor: (mark: OutputMark) => {
-        this.resultCursor = mark;
+      terminal: {
+        drainReplies: async () => {
+          await this.pipeline.whenParsed();
+          await this.replyGate?.whenSettled();
+        },
+        writeInput: (data, isCancelled) => this.writeToTerminal(data, isCancelled),
+        interrupt: () => {
+          const target = this.foregroundGroup('SIGINT');
+          process.kill(-target, 'SIGINT');
+          return target;
+        },
+        lastReplyAt: () => this.lastReplyAt,
       },
-      sample: (): ForegroundSample | undefined => {
-        const root = this.root;
-        if (root === undefined || this.exitStatus.kind === 'exited') return undefined;
-        // A program waiting for our reply to its terminal query (PSReadLine's cursor-position request)
-        // is blocked on stdin, but not for the user: sample only while no reply is pending.
-        if (this.pipeline.parsingPending || this.replyGate?.pending || this.writer?.repliesPending)
-          return undefined;
-        return this.sampleNow();
+      probe: {
+        sample: (): ForegroundSample | undefined => {
+          const root = this.root;
+          if (root === undefined || this.exitStatus.kind === 'exited') return undefined;
+          // A program waiting for our reply to its terminal query (PSReadLine's cursor-position request)
+          // is blocked on stdin, but not for the user: sample only while no reply is pending.
+          if (this.pipeline.parsingPending || this.replyGate?.pending || this.writer?.repliesPending)
+            return undefined;
+          return this.sampleNow();
+        },
+        shell: (candidate?: PromptCandidate) => this.resolveShell(candidate),
+        foreground: (readerPid?: number) => this.foreground(readerPid),
+        status: () => this.exitStatus,
       },
-      shell: (candidate?: PromptCandidate) => this.resolveShell(candidate),
-      drainReplies: async () => {
-        await this.pipeline.whenParsed();
-        await this.replyGate?.whenSettled();
+      output: {
+        prompt: this.pipeline.prompt,
+        window: this.pipeline.output,
+        resultCursor: () => this.resultCursor,
+        advanceResultCursor: (mark: OutputMark) => {
+          this.resultCursor = mark;
+        },
+        flush: () => this.pipeline.flush(),
+        drain: (): DrainOutcome => {
+          if (this.exitStatus.kind === 'exited' || this.closing) return 'unavailable';
+          return this.outputDrain?.drain() ?? 'unavailable';
+        },
       },
-      writeInput: (data: string, isCancelled: () => boolean): Promise<WriteOutcome> => {
-        if (this.writer === undefined) return Promise.reject(new Error('no terminal'));
-        return this.writer.write(data, isCancelled);
-      },
-      interrupt: () => {
-        const target = this.foregroundGroup('SIGINT');
-        process.kill(-target, 'SIGINT');
-        return target;
-      },
-      status: () => this.exitStatus,
-      foreground: (readerPid?: number) => this.foreground(readerPid),
-      output: this.pipeline.output,
-      flushOutput: () => this.pipeline.flush(),
-      drainOutput: (): DrainOutcome => {
-        if (this.exitStatus.kind === 'exited' || this.closing) return 'unavailable';
-        return this.outputDrain?.drain() ?? 'unavailable';
-      },
-      lastReplyAt: () => this.lastReplyAt,
     };
+  }
+
+  /**
+   * Writes `data` into the pty (the send's input; it stops before the next slice once `isCancelled()`
+   * is true). Replies the terminal model makes go through the gate, not here.
+   */
+  private writeToTerminal(data: string, isCancelled: () => boolean): Promise<WriteOutcome> {
+    if (this.writer === undefined) return Promise.reject(new Error('no terminal'));
+    return this.writer.write(data, isCancelled);
   }
 
   /**
@@ -747,13 +764,18 @@ export class SessionCore extends DisposableOwner {
    */
   private foreground(readerPid?: number): ForegroundProcess | undefined {
     if (this.exitStatus.kind === 'exited') return undefined;
-    const group = this.root === undefined ? undefined : verifiedForegroundGroup(this.root.pid);
-    for (const pid of [readerPid, group]) {
-      if (pid === undefined || pid <= 0) continue;
+    // The group is verified only when the reader does not answer: it costs a walk of the process tree,
+    // on every result's critical path (bench/README.md, "Where the time of a `true` goes").
+    const alive = (pid: number | undefined): ForegroundProcess | undefined => {
+      if (pid === undefined || pid <= 0) return undefined;
       const stat = readProcStat(pid);
-      if (stat !== undefined && stat.state !== 'Z' && stat.state !== 'X') return { pid, command: stat.comm };
-    }
-    return undefined;
+      return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X'
+        ? { pid, command: stat.comm }
+        : undefined;
+    };
+    return (
+      alive(readerPid) ?? alive(this.root === undefined ? undefined : verifiedForegroundGroup(this.root.pid))
+    );
   }
 
   /**
@@ -778,6 +800,15 @@ export class SessionCore extends DisposableOwner {
     return this.shellIdentity;
   }
 }
+
+/**
+ * The send slot's occupant: a phase of the dialect's startup (the session is not ready yet), or a
+ * caller's send with its host-chosen id. It leaves the slot once none of its bytes or signals can still
+ * reach the terminal.
+ */
+type SendSlot =
+  | { readonly kind: 'startup'; readonly op: SendOperation }
+  | { readonly kind: 'send'; readonly id: number; readonly op: SendOperation };
 
 /** The status flags of `fd` of this process (`O_*`), from `/proc/self/fdinfo`; undefined if unreadable. */
 function fdStatusFlags(fd: number): number | undefined {

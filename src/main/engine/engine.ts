@@ -36,7 +36,8 @@ import { HeartbeatMonitor, type HeartbeatStall } from './heartbeat-monitor.js';
 import { HostExitGuard } from './host-exit-guard.js';
 import { SerialLock } from './serial-lock.js';
 import { assertNameFree, listSessions } from './session-listing.js';
-import { recordingPath, type SessionRecording, startRecording } from './session-recording.js';
+import { recordingPath, startRecording } from './session-recording.js';
+import { SessionTask, type TaskPlacement } from './session-task.js';
 import { validateSpawnOptions } from './spawn-options.js';
 import { answeredOrDied, raceDeath, ThreadSession } from './thread-session.js';
 
@@ -104,20 +105,11 @@ export interface EngineInternals {
 export class Engine implements PtyEngine, EngineInternals {
   private readonly pool: Piscina;
   private readonly guard = new HostExitGuard();
-  private readonly live = new Map<string, ThreadSession>();
-  /** Recordings of the sessions that asked for one (SPEC §13), closed with their session. */
-  private readonly recordings = new Map<string, SessionRecording>();
+  /** Every session task, by id: running in a thread, or published and not yet closed (session-task.ts). */
+  private readonly tasks = new Map<string, SessionTask>();
   private readonly pending = new Set<Promise<unknown>>();
-  /**
-   * Every session task still running in a thread, published or not, with how to close it again. A
-   * thread must never be terminated while a pty child of it is alive or dying (node-pty's exit callback
-   * would abort the whole process, SPEC §2), so `close()` finishes every one of these first.
-   */
-  private readonly tasks = new Map<string, () => Promise<unknown>>();
   /** node-pty's Linux spawn uses the non-reentrant ptsname(): launches never overlap across threads. */
   private readonly launchLock = new SerialLock();
-  /** Which thread runs each session task (known once launched), and how to declare the task dead. */
-  private readonly placements = new Map<string, TaskPlacement>();
   private readonly heartbeats = new HeartbeatMonitor((id, reason) => this.onThreadWedged(id, reason));
   /**
    * Wedged threads being terminated. A spawn waits for these first: Piscina forgets a thread only
@@ -125,8 +117,6 @@ export class Engine implements PtyEngine, EngineInternals {
    * native call never exits; sessions placed on it then fail by their own missing heartbeat.
    */
   private readonly replacements = new Set<Promise<void>>();
-  /** How to crash the thread of each running session task (only with a fault plan). */
-  private readonly crashers = new Map<string, (kind: ThreadFaultKind) => Promise<void>>();
   /** Kills this process's session cgroups if the host dies without closing (SPEC §4.6). */
   private readonly reaper: CgroupReaper;
   private nextId = 1;
@@ -167,11 +157,23 @@ export class Engine implements PtyEngine, EngineInternals {
   }
 
   sessions(): TerminalSession[] {
-    return [...this.live.values()];
+    return this.published();
+  }
+
+  /** The sessions handed to callers and not yet closed. */
+  private published(): ThreadSession[] {
+    const sessions: ThreadSession[] = [];
+    for (const task of this.tasks.values()) if (task.session !== undefined) sessions.push(task.session);
+    return sessions;
+  }
+
+  /** Forgets `task` once nothing of it runs and its session is closed. */
+  private forgetIfFinished(task: SessionTask): void {
+    if (task.finished && this.tasks.get(task.id) === task) this.tasks.delete(task.id);
   }
 
   list(): Promise<SessionListing[]> {
-    return listSessions(this.live.values());
+    return listSessions(this.published());
   }
 
   spawn(options: SpawnOptions = {}, signal?: AbortSignal): Promise<TerminalSession> {
@@ -179,7 +181,7 @@ export class Engine implements PtyEngine, EngineInternals {
       return Promise.reject(new TerminalError('ENGINE_CLOSED', 'the engine is closed'));
     }
     // Counted with the spawns in progress, so a burst of spawns cannot overshoot the bound.
-    if (this.live.size + this.pending.size >= this.config.maxSessions) {
+    if (this.published().length + this.pending.size >= this.config.maxSessions) {
       return Promise.reject(
         new TerminalError(
           'SESSION_LIMIT',
@@ -188,7 +190,7 @@ export class Engine implements PtyEngine, EngineInternals {
       );
     }
     try {
-      assertNameFree(options.name, this.live.values(), this.namesStarting);
+      assertNameFree(options.name, this.published(), this.namesStarting);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -205,9 +207,9 @@ export class Engine implements PtyEngine, EngineInternals {
   }
 
   /** Starts the recording a spawn asked for (SPEC §13); a recording that cannot start closes the session. */
-  private async record(session: ThreadSession, record: string | true): Promise<void> {
+  private async record(task: SessionTask, session: ThreadSession, record: string | true): Promise<void> {
     try {
-      this.recordings.set(session.id, await startRecording(session, recordingPath(record, session)));
+      task.recording = await startRecording(session, recordingPath(record, session));
     } catch (error) {
       await session.close('recording failed').catch(() => undefined);
       throw error;
@@ -224,7 +226,8 @@ export class Engine implements PtyEngine, EngineInternals {
    * the thread answered or was declared dead (see `answeredOrDied`).
    */
   crashThread(session: TerminalSession, kind: ThreadFaultKind): Promise<void> {
-    const crash = this.live.get(session.id) === session ? this.crashers.get(session.id) : undefined;
+    const task = this.tasks.get(session.id);
+    const crash = task?.session === session ? task.crash : undefined;
     if (crash === undefined) {
       return Promise.reject(
         new TerminalError('INVALID_ARGUMENT', 'fault injection is not enabled for this session'),
@@ -294,7 +297,8 @@ export class Engine implements PtyEngine, EngineInternals {
     });
     death.catch(() => undefined);
     const placement: TaskPlacement = { threadId: undefined, declareDead };
-    this.placements.set(id, placement);
+    const record = new SessionTask(id, placement);
+    this.tasks.set(id, record);
     task.catch(async (error: unknown) => {
       // The thread died (or the task failed outside the session): kill the shell this host knew of —
       // but only once the thread is fully gone. Piscina reports a thread's uncaught error before the
@@ -312,7 +316,7 @@ export class Engine implements PtyEngine, EngineInternals {
     const call = <T>(invoke: () => Promise<T>): Promise<T> => raceDeath(invoke(), death);
     if (this.faults !== undefined) {
       const faults = proxy as unknown as Comlink.Remote<ThreadFaultApi>;
-      this.crashers.set(id, (kind) => answeredOrDied(faults.crashThread(kind), death));
+      record.crash = (kind) => answeredOrDied(faults.crashThread(kind), death);
     }
     const dropPorts = () => {
       control.port1.close();
@@ -324,10 +328,9 @@ export class Engine implements PtyEngine, EngineInternals {
       dropPorts();
     };
     const forgetTask = () => {
-      this.crashers.delete(id);
-      this.tasks.delete(id);
-      this.placements.delete(id);
+      record.ended();
       this.heartbeats.unwatch(id);
+      this.forgetIfFinished(record);
     };
     task.then(forgetTask, forgetTask);
 
@@ -356,7 +359,7 @@ export class Engine implements PtyEngine, EngineInternals {
       hostThread = this.pool.threads.find((thread) => thread.threadId === info.threadId);
       placement.threadId = info.threadId;
       launched = true;
-      this.tasks.set(id, closeUnpublished);
+      record.closeAgain = closeUnpublished;
       this.guard.register(id, info.identity, info.cgroupDir, info.limitDirs);
       const { motd, shellPid } = await withAbort(
         call(() => proxy.awaitStartup()),
@@ -383,15 +386,16 @@ export class Engine implements PtyEngine, EngineInternals {
         death,
         taskDone: task,
         onClosed: (closedId) => {
-          this.recordings.get(closedId)?.close();
-          this.recordings.delete(closedId);
-          this.live.delete(closedId);
+          record.recording?.close();
+          record.recording = undefined;
+          record.session = undefined;
+          this.forgetIfFinished(record);
           this.guard.unregister(closedId);
         },
       });
-      this.live.set(id, session);
-      if (options.record !== undefined) await this.record(session, options.record);
-      if (this.tasks.has(id)) this.tasks.set(id, () => session.close('engine closed'));
+      record.session = session;
+      if (record.closeAgain !== undefined) record.closeAgain = () => session.close('engine closed');
+      if (options.record !== undefined) await this.record(record, session, options.record);
       return session;
     } catch (error) {
       // The unpublished shell is closed; the caller gets its own abort reason (or the startup error).
@@ -427,15 +431,17 @@ export class Engine implements PtyEngine, EngineInternals {
    * meanwhile runs node-pty's exit callback in a dying thread (SPEC §2).
    */
   private onThreadWedged(id: string, reason: HeartbeatStall): void {
-    const threadId = this.placements.get(id)?.threadId;
+    const wedged = this.tasks.get(id);
+    const threadId = wedged?.placement?.threadId;
     const victims =
       threadId === undefined
         ? [id] // never launched: nothing else is known to share its thread
-        : [...this.placements].filter(([, placement]) => placement.threadId === threadId).map(([v]) => v);
+        : [...this.tasks.values()].filter((task) => task.placement?.threadId === threadId).map((t) => t.id);
     const roots: ProcessIdentity[] = [];
     for (const victim of victims) {
-      const placement = this.placements.get(victim);
-      this.placements.delete(victim);
+      const task = this.tasks.get(victim);
+      const placement = task?.placement;
+      if (task !== undefined) task.placement = undefined;
       this.heartbeats.unwatch(victim);
       const root = this.guard.rootOf(victim);
       if (root !== undefined) roots.push(root);
@@ -463,12 +469,15 @@ export class Engine implements PtyEngine, EngineInternals {
     await Promise.allSettled([...this.pending]);
     const failures: unknown[] = [];
     const results = await Promise.allSettled(
-      [...this.live.values()].map((session) => session.close('engine closed', options)),
+      this.published().map((session) => session.close('engine closed', options)),
     );
     for (const result of results) if (result.status === 'rejected') failures.push(result.reason);
     // Tasks still running (a close failed, or an unpublished shell's cleanup failed): kill their
     // processes from here, then let their own thread observe the deaths and finish its task.
-    const unfinished = [...this.tasks.entries()];
+    const unfinished: [string, () => Promise<unknown>][] = [];
+    for (const task of this.tasks.values()) {
+      if (task.closeAgain !== undefined) unfinished.push([task.id, task.closeAgain]);
+    }
     for (const [id] of unfinished) this.guard.killSession(id);
     const bound = this.config.disposeGraceMs + FINAL_CLOSE_MARGIN_MS;
     await Promise.allSettled(unfinished.map(([, close]) => withTimeout(close(), bound)));
@@ -484,14 +493,6 @@ export class Engine implements PtyEngine, EngineInternals {
     if (failures.length > 0)
       throw new AggregateError(failures, `${failures.length} session(s) failed to close cleanly`);
   }
-}
-
-/** Where a session task runs, and how the host declares it dead. */
-interface TaskPlacement {
-  /** The engine thread's id, known once the session launched. */
-  threadId: number | undefined;
-  /** Rejects the session's `death` (idempotent: a promise settles once). */
-  declareDead: (error: TerminalError) => void;
 }
 
 /** Resolves once no process of `roots` exists any more (reaped), or after `ms`. */

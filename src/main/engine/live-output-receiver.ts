@@ -7,6 +7,7 @@
  * either direction: the host's own timer paces the reads, and its read position is the acknowledgement.
  */
 import type { MessagePort } from 'node:worker_threads';
+import { DisposableSlot, DisposableStore } from '../../shared/lifecycle.js';
 import { LiveRingReader } from '../../shared/live-ring.js';
 import type { LiveOutputMessage, LiveOutputResume } from '../../shared/protocol.js';
 import type { OutputChunk } from '../../shared/types.js';
@@ -27,9 +28,10 @@ const RECORDS_PER_TURN = 8;
 /** Receives live output on a session's data port and delivers it to `deliver`. */
 export class LiveOutputReceiver {
   private ring: LiveRingReader | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private immediate: NodeJS.Immediate | undefined;
-  private disposed = false;
+  /** The port listener and the next read's timer. */
+  private readonly owned = new DisposableStore();
+  /** The next read: on the next turn (more records wait) or after READ_EVERY_MS. At most one. */
+  private readonly nextRead = this.owned.add(new DisposableSlot());
 
   /**
    * `deliver` is called for each record, or null when nobody subscribes (records are then read and
@@ -39,10 +41,12 @@ export class LiveOutputReceiver {
     private readonly port: MessagePort,
     private readonly deliver: () => ((chunk: OutputChunk) => void) | null,
   ) {
-    port.on('message', (message: LiveOutputMessage) => {
+    const onMessage = (message: LiveOutputMessage): void => {
       if (message?.type === 'ring') this.ring = new LiveRingReader(message.buffer);
       else if (message?.type === 'output') this.read();
-    });
+    };
+    port.on('message', onMessage);
+    this.owned.own('live output port listener', () => port.off('message', onMessage));
   }
 
   /**
@@ -51,29 +55,27 @@ export class LiveOutputReceiver {
    * a wake-up nor the read timer may come in time for it.
    */
   dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
-    clearTimeout(this.timer);
-    clearImmediate(this.immediate);
+    if (this.owned.disposed) return;
+    this.owned.dispose();
     this.ring?.drain(this.subscribers());
   }
 
   private readonly read = (): void => {
-    clearTimeout(this.timer);
-    clearImmediate(this.immediate);
-    this.timer = undefined;
-    this.immediate = undefined;
+    this.nextRead.clear();
     const ring = this.ring;
-    if (this.disposed || ring === undefined) return;
+    if (this.owned.disposed || ring === undefined) return;
     const records = ring.drain(this.subscribers(), RECORDS_PER_TURN);
     if (ring.claimResume()) {
       const resume: LiveOutputResume = { type: 'resume' };
       this.port.postMessage(resume);
     }
     // Live output alone must not keep the host process alive (the subscribed port does that).
-    if (records === RECORDS_PER_TURN)
-      this.immediate = setImmediate(this.read).unref(); // more may wait
-    else if (records > 0 || !ring.trySleep()) this.timer = setTimeout(this.read, READ_EVERY_MS).unref();
+    const unref = { unref: true };
+    if (records === RECORDS_PER_TURN) {
+      this.nextRead.value = this.owned.immediate('live output read', this.read, unref); // more may wait
+    } else if (records > 0 || !ring.trySleep()) {
+      this.nextRead.value = this.owned.timeout('live output read', READ_EVERY_MS, this.read, unref);
+    }
   };
 
   /** What the ring hands records to: the subscribers, or nothing (records skipped) when there are none. */

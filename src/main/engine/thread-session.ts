@@ -29,7 +29,6 @@ import type {
   SignalName,
   SignalResult,
   TakeKeyboardOptions,
-  TerminalSendResult,
   TerminalSession,
   TerminalSize,
   TerminalSnapshot,
@@ -176,38 +175,43 @@ export class ThreadSession implements TerminalSession {
 
   private startThreadSend(spec: SendSpec, signal: AbortSignal | undefined): StartedSend {
     const sendId = this.nextSendId++;
-    const started = this.call(async () => {
+    // One call takes the send and answers with its result: the engine thread posts nothing (and wakes
+    // no host) between taking the send and writing its input, which a separate `startSend` reply did
+    // on the critical path (bench/README.md, "Where the time of a `true` goes").
+    const settled = this.call(async () => {
       // Refused before anything is sent (the engine checks again, for callers of the thread API).
       if (typeof spec.text === 'string') assertInputWithinLimit(spec.text, this.parts.maxInputBytes);
-      return this.proxy.startSend(sendId, spec);
+      return this.proxy.send(sendId, spec);
     });
-    let onAbort: (() => void) | undefined;
-    const cancel = async (): Promise<void> => {
-      await started;
-      await this.call(() => this.proxy.cancelSend(sendId));
-    };
-    const done: Promise<TerminalSendResult> = (async () => {
-      await started;
-      if (signal !== undefined) {
-        // Aborting ends only the wait (the send settles `running`): a client's own request timeout must
-        // never turn into a signal to the command it was waiting on. `cancel()` is the SIGINT path.
-        onAbort = () => void this.call(() => this.proxy.endWait(sendId)).catch(() => undefined);
-        if (signal.aborted) onAbort();
-        else signal.addEventListener('abort', onAbort, { once: true });
-      }
+    // Calls naming this send need not wait for it to start: they travel on the same port after it, and
+    // the engine takes (or refuses) the send before it reads them. When it refused, their reply comes
+    // after that refusal (one port, in order), and they report the refusal, as waiting for it would.
+    let refusal: { error: unknown } | undefined;
+    settled.catch((error: unknown) => {
+      refusal = { error };
+    });
+    const afterStart = async <T>(invoke: () => Promise<T>): Promise<T> => {
       try {
-        return await this.call(() => this.proxy.awaitSend(sendId));
-      } finally {
-        if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
+        return await this.call(invoke);
+      } catch (error) {
+        throw refusal === undefined ? error : refusal.error;
       }
-    })();
+    };
+    let onAbort: (() => void) | undefined;
+    if (signal !== undefined) {
+      // Aborting ends only the wait (the send settles `running`): a client's own request timeout must
+      // never turn into a signal to the command it was waiting on. `cancel()` is the SIGINT path.
+      onAbort = () => void afterStart(() => this.proxy.endWait(sendId)).catch(() => undefined);
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    }
+    const done = settled.finally(() => {
+      if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
+    });
     const op: SendOperation = {
       done,
-      readOutput: async () => {
-        await started;
-        return this.call(() => this.proxy.readSendOutput(sendId));
-      },
-      cancel,
+      readOutput: () => afterStart(() => this.proxy.readSendOutput(sendId)),
+      cancel: () => afterStart(() => this.proxy.cancelSend(sendId)),
     };
     return { sendId, op };
   }

@@ -16,6 +16,7 @@
  * the median, and several ms at p90/p99 under load (bench/README.md). A blocking fd keeps `fs.write`.
  */
 import { write as fsWrite, writeSync } from 'node:fs';
+import { DisposableSlot, DisposableStore } from '../../shared/lifecycle.js';
 
 /**
  * Bytes per write: below the tty input queue (4 KiB), so one slice never waits on a half-full queue.
@@ -82,7 +83,10 @@ export class PtyInputWriter {
   private inFlight = false;
   /** The write in flight carries replies. */
   private repliesInFlight = false;
-  private retry: NodeJS.Timeout | undefined;
+  /** The next pump's turn and the full-queue retry timer; released by close(). */
+  private readonly owned = new DisposableStore();
+  /** Armed while the tty input queue is full: the only one to try again then. */
+  private readonly retry = this.owned.add(new DisposableSlot());
   private closed = false;
   private readonly counters: PtyInputWriterStats = { replyBytesWritten: 0, repliesDropped: 0 };
 
@@ -143,8 +147,7 @@ export class PtyInputWriter {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    if (this.retry !== undefined) clearTimeout(this.retry);
-    this.retry = undefined;
+    this.owned.dispose();
     if (this.replies.length > 0) this.counters.repliesDropped += 1;
     this.replies = Buffer.alloc(0);
     for (const input of this.inputs.splice(0)) input.resolve('cancelled');
@@ -154,7 +157,7 @@ export class PtyInputWriter {
   private readonly pump = (): void => {
     for (let writes = 0; writes < SYNC_WRITES_PER_TURN; writes++) {
       // While the tty input queue is full, the retry timer is the only one to try again.
-      if (this.inFlight || this.closed || this.retry !== undefined) return;
+      if (this.inFlight || this.closed || this.retry.value !== undefined) return;
       if (this.replies.length > 0) {
         this.writeReplies();
         continue;
@@ -173,11 +176,13 @@ export class PtyInputWriter {
       }
       this.writeSlice(input);
     }
-    if (!this.inFlight && !this.closed && this.retry === undefined) setImmediate(this.pump);
+    if (!this.inFlight && !this.closed && this.retry.value === undefined) {
+      this.owned.immediate('pty input pump', this.pump);
+    }
   };
 
   private readonly retryAfterFullQueue = (): void => {
-    this.retry = undefined;
+    this.retry.clear();
     this.pump();
   };
 
@@ -190,7 +195,11 @@ export class PtyInputWriter {
       }
       if (error) {
         if (error.code === 'EAGAIN') {
-          this.retry = setTimeout(this.retryAfterFullQueue, FULL_QUEUE_RETRY_MS);
+          this.retry.value = this.owned.timeout(
+            'pty input retry',
+            FULL_QUEUE_RETRY_MS,
+            this.retryAfterFullQueue,
+          );
           return;
         }
         this.inputs.shift();
@@ -209,7 +218,11 @@ export class PtyInputWriter {
       if (this.closed) return;
       if (error) {
         if (error.code === 'EAGAIN') {
-          this.retry = setTimeout(this.retryAfterFullQueue, FULL_QUEUE_RETRY_MS);
+          this.retry.value = this.owned.timeout(
+            'pty input retry',
+            FULL_QUEUE_RETRY_MS,
+            this.retryAfterFullQueue,
+          );
           return;
         }
         // The terminal is going away; its exit is reported elsewhere. The replies are lost.

@@ -99,42 +99,63 @@ const PENDING_INPUT_CONFIRM_MS = 15;
  */
 const REPLY_GRACE_MS = 30;
 
-/** What a send needs from its session. */
+/**
+ * What a send needs from its session: three narrow ports and two settings. Built once per session;
+ * every member reads the session's state when called.
+ */
 export interface SendContext {
   readonly config: EngineConfig;
-  /** The session's prompt evidence (fed by the session all the time; reset at a write boundary). */
-  readonly prompt: PromptTracker;
   /** Whether `/proc` wait probes work here (Linux, a known syscall table); without them silence decides. */
   readonly exactTier: boolean;
-  /** Samples the foreground process group; undefined when it cannot be read. */
-  sample(): ForegroundSample | undefined;
-  /** The session's shell, when known. During startup it may be resolved from a prompt candidate. */
-  shell(candidate?: PromptCandidate): ShellIdentity | undefined;
+  /** Where the send's input and signals go. */
+  readonly terminal: TerminalPort;
+  /** What the kernel says about the session's processes. */
+  readonly probe: ProbePort;
+  /** The session's output as the pipeline processed it. */
+  readonly output: OutputPort;
+}
+
+/** The terminal, for writing: replies first, then the caller's input; signals to its foreground. */
+export interface TerminalPort {
   /** Resolves once terminal replies queued so far are written (replies go before caller input). */
   drainReplies(): Promise<void>;
   /** Writes caller input; stops before the next slice once `isCancelled()` is true. */
   writeInput(data: string, isCancelled: () => boolean): Promise<WriteOutcome>;
   /** Sends SIGINT to the foreground process group; returns the group. Throws on failure. */
   interrupt(): number;
-  /** Current shell status. */
-  status(): SessionStatus;
+  /** When the terminal replier last wrote a reply into the pty (`performance.now()` ms; -Infinity: never). */
+  lastReplyAt(): number;
+}
+
+/** `/proc`: the foreground, the shell, the session's status. */
+export interface ProbePort {
+  /** Samples the foreground process group; undefined when it cannot be read. */
+  sample(): ForegroundSample | undefined;
+  /** The session's shell, when known. During startup it may be resolved from a prompt candidate. */
+  shell(candidate?: PromptCandidate): ShellIdentity | undefined;
   /** What holds the terminal: `readerPid` when given and alive, else the foreground group's leader. */
   foreground(readerPid?: number): ForegroundProcess | undefined;
+  /** Current shell status. */
+  status(): SessionStatus;
+}
+
+/** The output read so far, and how to make sure all of it was read. */
+export interface OutputPort {
+  /** The session's prompt evidence (fed by the pipeline all the time; reset at a write boundary). */
+  readonly prompt: PromptTracker;
   /** The session's output, read from marks (the send's viewport and deltas). */
-  readonly output: OutputWindow;
+  readonly window: OutputWindow;
   /** Where the previous result's output ended: this send's result starts there (continuity, SPEC §4.2). */
   resultCursor(): OutputMark;
   /** Moves the continuity cursor to where this send's result ended. */
   advanceResultCursor(mark: OutputMark): void;
   /** Processes output already read from the pty but not yet through the pipeline. */
-  flushOutput(): void;
+  flush(): void;
   /**
    * Reads what the kernel still holds of the pty's output into the pipeline (processed on a later turn):
    * `empty` proves that every byte the pty produced before this call has been read (pty-output-drain.ts).
    */
-  drainOutput(): DrainOutcome;
-  /** When the terminal replier last wrote a reply into the pty (`performance.now()` ms; -Infinity: never). */
-  lastReplyAt(): number;
+  drain(): DrainOutcome;
 }
 
 /** Options of one send. */
@@ -261,14 +282,14 @@ export class SendOperation extends DisposableOwner {
     private readonly options: SendOptions,
   ) {
     super();
-    this.tracker = env.prompt;
+    this.tracker = env.output.prompt;
     this.policy = options.readiness ?? CALLER_SEND;
     this.waitOnly = !this.policy.startup && options.text === '' && !options.submit;
     this.submitsInput = !this.policy.startup && options.submit;
     this.inputMayBePending =
       Buffer.byteLength(options.text) + (options.submit ? 1 : 0) > LARGE_WRITE_BYTES ||
       /[\r\n]/.test(options.text.replace(/[\r\n]+$/, ''));
-    this.resultMark = this.deltaMark = env.resultCursor();
+    this.resultMark = this.deltaMark = env.output.resultCursor();
     if (options.waitFor !== undefined) {
       // A match found in a later turn (lines tested over several turns, the deferred partial line)
       // settles the send when it is waiting; one found earlier is seen when the wait begins.
@@ -313,7 +334,7 @@ export class SendOperation extends DisposableOwner {
       return;
     }
     try {
-      await this.env.drainReplies();
+      await this.env.terminal.drainReplies();
     } catch {
       // Replies failing to drain means the pty is gone; exit handling settles the send.
     }
@@ -325,16 +346,16 @@ export class SendOperation extends DisposableOwner {
     }
     // Write boundary (rule 5): evidence gathered before this point is discarded — including output read
     // from the pty but not yet through the pipeline (a prompt printed before the write).
-    this.env.flushOutput();
+    this.env.output.flush();
     // The stream ends in the shell's own prompt: its line editor reads this input, whatever the sample
     // below shows (a shell stopped or woken by a signal at its prompt is not seen waiting).
     const atShellPrompt = this.tracker.candidate !== undefined;
     this.tracker.reset();
     this.hadOutput = false;
     this.lineEndSeen = false;
-    const atBoundary = this.env.sample();
+    const atBoundary = this.env.probe.sample();
     this.baseline = baselineOf(atBoundary);
-    const shell = this.env.shell();
+    const shell = this.env.probe.shell();
     // Typed ahead: nothing in the foreground is reading the terminal now — a job owns it, or the shell
     // does but is still on its way back to its prompt (a job just ended: after a SIGINT, the shell
     // takes the terminal back before it prints its prompt) — so the input is read only later, and the
@@ -361,7 +382,7 @@ export class SendOperation extends DisposableOwner {
       return;
     }
     this.state = { kind: 'writing' };
-    this.writeDone = this.env
+    this.writeDone = this.env.terminal
       .writeInput(data, () => this.cancelRequested || this.settled)
       .then(
         (outcome) => outcome,
@@ -469,7 +490,7 @@ export class SendOperation extends DisposableOwner {
 
   /** Output since the previous call. */
   readOutput(): SendOutputDelta {
-    const page = this.env.output.since(this.deltaMark, this.env.config.maxReadBytes);
+    const page = this.env.output.window.since(this.deltaMark, this.env.config.maxReadBytes);
     this.deltaMark = page.next;
     return { delta: page.text, truncated: page.truncated };
   }
@@ -487,7 +508,7 @@ export class SendOperation extends DisposableOwner {
       const outcome = await this.writeDone;
       if (outcome === 'failed' || this.settled) return;
       try {
-        this.env.interrupt();
+        this.env.terminal.interrupt();
         this.interruptsSent++;
       } catch (error) {
         this.fail(error);
@@ -550,19 +571,19 @@ export class SendOperation extends DisposableOwner {
    */
   private watchEarlierOutput(): void {
     if (this.watch === undefined) return;
-    const earlier = this.env.output.since(this.resultMark, this.env.config.maxReadBytes).text;
+    const earlier = this.env.output.window.since(this.resultMark, this.env.config.maxReadBytes).text;
     const lastEnd = earlier.lastIndexOf('\n');
     if (lastEnd !== -1) this.watch.textBlock(earlier.slice(0, lastEnd + 1));
-    this.watch.text(this.env.output.mark().prefix);
+    this.watch.text(this.env.output.window.mark().prefix);
   }
 
   private onDeadline(): void {
     if (this.settled) return;
     // Rule 6: what the pty produced before the bound belongs to this result.
-    if (!this.readinessStopped) this.env.flushOutput();
+    if (!this.readinessStopped) this.env.output.flush();
     if (this.settled) return;
     // `running` only where the foreground could be read: it was observed, and not waiting for input.
-    const observed = this.env.exactTier && !this.readinessStopped && this.env.sample() !== undefined;
+    const observed = this.env.exactTier && !this.readinessStopped && this.env.probe.sample() !== undefined;
     this.settle(observed ? 'running' : 'timeout');
   }
 
@@ -584,7 +605,7 @@ export class SendOperation extends DisposableOwner {
     if (sample === undefined) return false; // unreadable now: never positive evidence
     if (sample.relay) return true;
     const stillFor = performance.now() - Math.max(this.quietRun.since, this.lastByteAt);
-    return this.env.output.endsInPartialLine() && stillFor >= bound;
+    return this.env.output.window.endsInPartialLine() && stillFor >= bound;
   }
 
   /** Notes whether any foreground thread ran since the previous probe (see `silenceSettles`). */
@@ -622,7 +643,7 @@ export class SendOperation extends DisposableOwner {
     if (this.state.kind !== 'waiting' || this.readinessStopped) return;
     // Output already read from the pty is judged before /proc is: a prompt the shell printed before it
     // blocked must be seen together with that block. (Flushing may settle this send re-entrantly.)
-    this.env.flushOutput();
+    this.env.output.flush();
     if (
       this.state.kind !== 'waiting' ||
       this.probeTimer.value !== undefined ||
@@ -639,8 +660,8 @@ export class SendOperation extends DisposableOwner {
       return;
     }
     const candidate = this.promptCandidate();
-    const sample = this.env.sample();
-    const shell = this.env.shell(candidate);
+    const sample = this.env.probe.sample();
+    const shell = this.env.probe.shell(candidate);
     noteLeftWait(sample, this.leftWait);
     this.noteRuns(sample);
     this.clearResidue(sample, shell, candidate);
@@ -693,7 +714,8 @@ export class SendOperation extends DisposableOwner {
     if (!(verdict.kind === 'prompt' ? this.policy.prompt : this.policy.stdinWait)) return false;
     // A prompt settles at once; a stdin wait (and a prompt after a large write) is confirmed after a
     // short quiet: same thread, same group, still blocked, no thread of its process ran, no new output.
-    const sinceReply = verdict.kind === 'stdin_wait' ? performance.now() - this.env.lastReplyAt() : Infinity;
+    const sinceReply =
+      verdict.kind === 'stdin_wait' ? performance.now() - this.env.terminal.lastReplyAt() : Infinity;
     if (sinceReply < REPLY_GRACE_MS) {
       // Maybe blocked only until our own reply arrives: look again once it has had time to.
       this.confirm = undefined;
@@ -703,7 +725,7 @@ export class SendOperation extends DisposableOwner {
     // A prompt's reader is the shell, by its host pid (the marker carries `$$`, a namespace pid when
     // the shell is confined; the verdict matched it against the shell identified at startup).
     const readerPid =
-      verdict.kind === 'prompt' ? (this.env.shell()?.pid ?? verdict.candidate.shellPid) : verdict.pid;
+      verdict.kind === 'prompt' ? (this.env.probe.shell()?.pid ?? verdict.candidate.shellPid) : verdict.pid;
     const processRuns = processRunsOf(sample, readerPid);
     const needsConfirm = verdict.kind === 'stdin_wait' || this.inputMayBePending;
     const pending = this.confirm;
@@ -726,7 +748,7 @@ export class SendOperation extends DisposableOwner {
     // that echo, still in the kernel, voids the prompt once it is read; settling on it would answer
     // with the exit code of the command before.
     const drains = verdict.kind === 'stdin_wait' ? !this.inputMayBePending : !needsConfirm;
-    const drained: DrainOutcome = drains ? this.env.drainOutput() : 'unavailable';
+    const drained: DrainOutcome = drains ? this.env.output.drain() : 'unavailable';
     if (!needsConfirm && drained === 'read') {
       this.scheduleImmediateProbe(); // the output it moved is processed first, then judged again
       return true;
@@ -775,7 +797,7 @@ export class SendOperation extends DisposableOwner {
       this.residueSeen = { outputSeq: this.outputSeq, at: now };
     } else if (now - seen.at >= RESIDUE_CONFIRM_MS) {
       try {
-        this.env.interrupt();
+        this.env.terminal.interrupt();
       } catch {
         // The shell vanished; exit handling settles the send.
       }
@@ -810,8 +832,8 @@ export class SendOperation extends DisposableOwner {
   ): TerminalSendResult {
     // Continuity: everything since the previous result (what arrived between two sends leads), bounded
     // with the tail kept; the next result starts where this one ends.
-    const output = this.env.output.since(this.resultMark, this.env.config.maxReadBytes);
-    if (!this.policy.startup) this.env.advanceResultCursor(output.next);
+    const output = this.env.output.window.since(this.resultMark, this.env.config.maxReadBytes);
+    if (!this.policy.startup) this.env.output.advanceResultCursor(output.next);
     let viewport = output.text;
     const prompt = this.tracker.prompt;
     if (candidate !== undefined && viewport.endsWith(prompt)) {
@@ -821,7 +843,7 @@ export class SendOperation extends DisposableOwner {
     const result: TerminalSendResult = {
       viewport,
       waitReason: reason,
-      sessionStatus: this.env.status(),
+      sessionStatus: this.env.probe.status(),
       truncated: output.truncated,
       elapsedMs: Math.round((performance.now() - this.startedAt) * 100) / 100,
     };
@@ -834,7 +856,7 @@ export class SendOperation extends DisposableOwner {
     }
     if (this.options.cappedWait !== undefined) result.cappedWait = { ...this.options.cappedWait };
     if (reason !== 'session_exit') {
-      const foreground = this.env.foreground(readerPid);
+      const foreground = this.env.probe.foreground(readerPid);
       if (foreground !== undefined) result.foreground = foreground;
     }
     return result;

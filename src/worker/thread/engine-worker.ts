@@ -38,6 +38,12 @@ export default async function runSessionTask(data: SessionTaskData): Promise<Ses
     awaitStartup: () => session.awaitStartup(),
     startSend: async (sendId, request) => session.startSend(sendId, request),
     awaitSend: (sendId) => session.awaitSend(sendId),
+    // Not async: the result's reply must leave as early as `awaitSend`'s does (a close's reply, which
+    // comes after it, must not overtake it); Comlink turns a synchronous throw into a rejection.
+    send: (sendId, request) => {
+      session.startSend(sendId, request);
+      return session.awaitSend(sendId);
+    },
     readSendOutput: async (sendId) => session.readSendOutput(sendId),
     cancelSend: (sendId) => session.cancelSend(sendId),
     endWait: async (sendId) => session.endWait(sendId),

@@ -44,6 +44,22 @@ describe('engine: spawn, send, close through the host API', () => {
     await session.close();
   });
 
+  it("a refused send's cancel and readOutput report the refusal, not an unknown send", async () => {
+    // The host starts a send and awaits it in one thread call; calls naming the send follow it on the
+    // port without waiting, so they must learn of a refusal from the send, not from the engine.
+    const engine = await testEngine();
+    const session = await engine.spawn();
+    const first = session.startSend({ text: 'sleep 0.5' });
+    const second = session.startSend({ text: 'echo nope' });
+    const cancel = second.cancel();
+    const output = second.readOutput();
+    await expect(second.done).rejects.toMatchObject({ code: 'SEND_ACTIVE' });
+    await expect(cancel).rejects.toMatchObject({ name: 'TerminalError', code: 'SEND_ACTIVE' });
+    await expect(output).rejects.toMatchObject({ name: 'TerminalError', code: 'SEND_ACTIVE' });
+    expect((await first.done).waitReason).toBe('stdin_read');
+    await session.close();
+  });
+
   it('rejects invalid configuration at creation, naming the field', async () => {
     await expect(testEngine({ handoffGraceMs: 10, pollIntervalMs: 50 })).rejects.toMatchObject({
       code: 'INVALID_CONFIG',

@@ -15,7 +15,12 @@ import {
   type ReadinessVerdict,
   type ShellIdentity,
 } from '../../../../src/worker/readiness/readiness.js';
-import { type SendContext, SendOperation } from '../../../../src/worker/readiness/send-operation.js';
+import {
+  type OutputPort,
+  type SendContext,
+  SendOperation,
+  type TerminalPort,
+} from '../../../../src/worker/readiness/send-operation.js';
 import { bashDialect } from '../../../../src/worker/shell/bash.js';
 
 const NONCE = 'feedface';
@@ -100,8 +105,19 @@ function endOfChunk(op: SendOperation): void {
   pipelineOf.get(op)!.flush();
 }
 
+/** What a test scripts of a send's session; the rest is a session at rest. */
+interface FakeSession {
+  /** The foreground sample now. */
+  current: () => ForegroundSample | undefined;
+  drainReplies?: TerminalPort['drainReplies'];
+  lastReplyAt?: TerminalPort['lastReplyAt'];
+  /** Delivers what the test scripted as read from the pty (the pipeline then processes it). */
+  flushOutput?: () => void;
+  drainOutput?: OutputPort['drain'];
+}
+
 /** A send environment whose foreground samples the test scripts. */
-function fakeEnvironment(overrides: Partial<SendContext> & { current: () => ForegroundSample | undefined }) {
+function fakeEnvironment(fake: FakeSession): SendContext {
   const config = resolveEngineConfig({
     idleSilenceMs: 150,
     handoffGraceMs: 200,
@@ -119,32 +135,41 @@ function fakeEnvironment(overrides: Partial<SendContext> & { current: () => Fore
     listener: () => (env === undefined ? undefined : listeners.get(env)),
   });
   openPipelines.push(pipeline);
-  const output = pipeline.output;
-  let cursor = output.mark();
+  const window = pipeline.output;
+  let cursor = window.mark();
   env = {
     config,
-    prompt: pipeline.prompt,
     exactTier: true,
-    resultCursor: () => cursor,
-    advanceResultCursor: (mark) => {
-      cursor = mark;
+    terminal: {
+      drainReplies: fake.drainReplies ?? (async () => undefined),
+      writeInput: async () => 'written',
+      interrupt: () => SHELL.pgrp,
+      lastReplyAt: fake.lastReplyAt ?? (() => Number.NEGATIVE_INFINITY),
     },
-    sample: overrides.current,
-    shell: () => SHELL,
-    drainReplies: async () => undefined,
-    writeInput: async () => 'written',
-    interrupt: () => SHELL.pgrp,
-    foreground: () => undefined,
-    status: () => ({ kind: 'running', containment: 'process-tree', limits: unenforcedLimits('no cgroups') }),
-    output,
-    drainOutput: () => 'unavailable',
-    lastReplyAt: () => Number.NEGATIVE_INFINITY,
-    ...overrides,
-    // A test's own flush delivers what it scripted as read from the pty; the pipeline then processes
-    // everything read, as the session's flush does.
-    flushOutput: () => {
-      overrides.flushOutput?.();
-      pipeline.flush();
+    probe: {
+      sample: fake.current,
+      shell: () => SHELL,
+      foreground: () => undefined,
+      status: () => ({
+        kind: 'running',
+        containment: 'process-tree',
+        limits: unenforcedLimits('no cgroups'),
+      }),
+    },
+    output: {
+      prompt: pipeline.prompt,
+      window,
+      resultCursor: () => cursor,
+      advanceResultCursor: (mark) => {
+        cursor = mark;
+      },
+      // A test's own flush delivers what it scripted as read from the pty; the pipeline then processes
+      // everything read, as the session's flush does.
+      flush: () => {
+        fake.flushOutput?.();
+        pipeline.flush();
+      },
+      drain: fake.drainOutput ?? (() => 'unavailable'),
     },
   };
   pipelines.set(env, pipeline);
@@ -608,8 +633,8 @@ describe('SendOperation races', () => {
     // looks like the prompt after the command.
     let current = sample(100, [thread(100, 'waiting', 1, 'pselect6')]);
     const env = fakeEnvironment({ current: () => current });
-    env.prompt.osc(marker(0, 4));
-    env.prompt.text('$ ');
+    env.output.prompt.osc(marker(0, 4));
+    env.output.prompt.text('$ ');
     const op = newOp(env, { text: 'echo hi', submit: true });
     await op.start();
     current = sample(100, [thread(100, 'waiting', 2, 'pselect6')]);
