@@ -62,6 +62,7 @@ function showFacts(view, session) {
   view.facts.replaceChildren(
     ...[
       `mode: ${session.mode}`,
+      ...(session.workspace === undefined ? [] : [`workspace: ${session.workspace}`]),
       `containment: ${session.containment}`,
       `foreground: ${session.foreground ?? '—'}`,
       session.busy ? 'busy: the agent is waiting on a command' : 'busy: no',

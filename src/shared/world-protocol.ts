@@ -88,7 +88,7 @@ export type WorldOperation =
   /** `engine.close()`: every session of this link closes; the server exits once stdin ends. */
   | 'shutdown'
   // Version 2 (the daemon, SPEC §12):
-  /** `engine.list()` → {@link SessionListing}[] of the client's scope. */
+  /** `engine.list()` → {@link SessionListing}[] of the client's scope (a watcher's: {@link WatchedListing}[] of every scope). */
   | 'list'
   /** `engine.attach({ name } | { id }, { steal? })` → {@link AttachedSession}. */
   | 'attach'
@@ -120,13 +120,16 @@ export type ClientFrame =
    * First frame: the versions the client speaks (version 1 sent a number) and the far engine's
    * configuration (SPEC §3; a daemon ignores it: its configuration is its own). `scope` (version 2) is
    * the client's sandbox policy: a daemon shows it only sessions of that mode and workspace root, and
-   * spawns its sessions under it; without one the client sees only unconfined sessions.
+   * spawns its sessions under it; without one the client sees only unconfined sessions. `role:
+   * 'watcher'` (version 2, a daemon only) is `agent-pty watch`: it lists every session of every scope
+   * and may only view them and hold their keyboards (docs/watch.md says why), never spawn or send.
    */
   | {
       t: 'hello';
       protocol: ProtocolRange | number;
       config?: Record<string, unknown>;
       scope?: { mode: SandboxMode; workspaceRoot: string };
+      role?: 'watcher';
     }
   /** A call; `args` is the operation's plain JSON arguments. */
   | { t: 'call'; id: number; op: WorldOperation; args: Record<string, unknown> }
@@ -182,6 +185,14 @@ export interface DaemonStatus {
   socket: string;
   /** Every session it holds, of every scope (same uid: the status is its owner's). */
   sessions: Array<SessionListing & { scope: string }>;
+}
+
+/** A session as a watcher connection lists it: every scope's, each saying its workspace. */
+export interface WatchedListing extends SessionListing {
+  /** The workspace root of its sandbox (absent for an unconfined session). */
+  workspaceRoot?: string;
+  /** What held the terminal at the model's last result (its command name), when known. */
+  foreground?: string;
 }
 
 /** What an `attach` call returns: the session, and what happened while nobody was attached. */

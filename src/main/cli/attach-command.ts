@@ -108,7 +108,21 @@ export async function runAttach(argv: readonly string[], io: AttachIo = process)
       switch (message.t) {
         case 'sessions': {
           if (session !== undefined) return;
-          session = message.sessions.find((entry) => entry.name === name || entry.id === name);
+          const matches = message.sessions.filter((entry) => entry.name === name || entry.id === name);
+          // A daemon's page lists every scope, where names are unique only per workspace: never guess.
+          if (matches.length > 1) {
+            finish(
+              1,
+              `${name} names ${matches.length} sessions; attach one by its id: ${matches
+                .map(
+                  (entry) =>
+                    `${entry.id} (${entry.mode}${entry.workspace === undefined ? '' : ` in ${entry.workspace}`})`,
+                )
+                .join(', ')}`,
+            );
+            return;
+          }
+          session = matches[0];
           if (session === undefined) {
             finish(
               1,

@@ -4,11 +4,11 @@
  * SIGINT/SIGTERM; the link is also written to `watch-<pid>.url` (0600) so `agent-pty attach` finds it.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { TerminalError } from '../../shared/errors.js';
-import type { PtyEngine } from '../../shared/types.js';
+import { daemonWatchSource } from '../watch/daemon-watch-source.js';
 import { startWatchServer } from '../watch/watch-server.js';
-import { removeWatchUrlFile, runtimeDirectory, writeWatchUrlFile } from '../watch/watch-url-file.js';
+import { removeWatchUrlFile, writeWatchUrlFile } from '../watch/watch-url-file.js';
+import { defaultSocketPath } from '../worlds/socket-directory.js';
 
 /** Usage line, quoted by every options error. */
 export const WATCH_USAGE_LINE = 'agent-pty watch [--port N] [--socket PATH]';
@@ -39,7 +39,7 @@ export function parseWatchOptions(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
 ): WatchOptions {
-  const options: WatchOptions = { port: undefined, socket: join(runtimeDirectory(env), 'engine.sock') };
+  const options: WatchOptions = { port: undefined, socket: defaultSocketPath(env) };
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]!;
     const [flag, inline] =
@@ -70,35 +70,43 @@ export function parseWatchOptions(
   return options;
 }
 
-/** Connects to the daemon at `socket` (SPEC §12). */
-async function daemonEngine(socket: string): Promise<PtyEngine> {
+/**
+ * Connects to the daemon at `socket` as a watcher (SPEC §12, §13): every session of every scope, none
+ * attached — the person runs as the daemon's uid (the socket's directory check proves it), and
+ * viewing must not take a session from the model's client.
+ */
+async function daemonViewer(socket: string) {
   if (!existsSync(socket)) {
     throw new TerminalError(
       'TRANSPORT_CLOSED',
       `no agent-pty daemon at ${socket}: start one with agent-pty daemon (or serve an MCP server's own terminals with agent-pty mcp --watch)`,
     );
   }
-  const { createRemoteEngine } = await import('../worlds/remote-engine.js');
-  // `{ socket }` is the daemon's transport (SPEC §12).
-  return createRemoteEngine({ socket } as unknown as Parameters<typeof createRemoteEngine>[0]);
+  const { connectDaemonViewer } = await import('../worlds/daemon-viewer.js');
+  return connectDaemonViewer({ socket });
 }
 
 /** Runs `agent-pty watch` until a signal; returns the exit code. */
 export async function runWatch(argv: readonly string[]): Promise<number> {
   const options = parseWatchOptions(argv);
-  const engine = await daemonEngine(options.socket);
+  const viewer = await daemonViewer(options.socket);
   const server = await startWatchServer({
-    engine,
+    source: daemonWatchSource(viewer),
     ...(options.port === undefined ? {} : { port: options.port }),
   });
   const urlFile = writeWatchUrlFile(server.url);
   process.stdout.write(`${server.url}\n`);
   process.stderr.write(`agent-pty watch: open the link above in a browser; Ctrl-C stops the page\n`);
-  await new Promise<void>((resolve) => {
-    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
+  // Until a signal, or until the daemon goes (its sessions went with it: nothing is left to watch).
+  const daemonGone = await new Promise<string | undefined>((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+      process.once(signal, () => resolve(undefined));
+    viewer.onClosed((error) => resolve(error.message));
   });
   removeWatchUrlFile(urlFile);
   await server.close();
-  await engine.close();
-  return 0;
+  await viewer.close();
+  if (daemonGone === undefined) return 0;
+  process.stderr.write(`agent-pty watch: the daemon's connection ended (${daemonGone}); stopping the page\n`);
+  return 1;
 }

@@ -12,6 +12,7 @@ import type { SendOperation, SpawnOptions } from '../../shared/types.js';
 import {
   type AttachedSession,
   type ClientFrame,
+  DAEMON_PROTOCOL_VERSION,
   type DaemonStatus,
   type ServerFrame,
   type SpawnedSession,
@@ -54,6 +55,12 @@ export class DaemonConnection implements Attachment {
   private readonly aborts = new Map<number, AbortController>();
   private readonly extensions: SessionExtensions;
   private scope: ClientScope;
+  /**
+   * A watcher (`agent-pty watch`): it sees every scope's sessions but may only list them, view them
+   * and hold their keyboards. Scopes keep a model's client to its own policy (SPEC §12); a watcher is
+   * the person, who runs as the daemon's own uid (the socket's directory proves that much).
+   */
+  private watcher = false;
   private greeted = false;
   private ended = false;
 
@@ -135,6 +142,20 @@ export class DaemonConnection implements Attachment {
       this.refuse(new TerminalError('INVALID_ARGUMENT', 'hello: scope must be { mode, workspaceRoot }'));
       return;
     }
+    const role = frame.t === 'hello' ? frame.role : undefined;
+    if (
+      role !== undefined &&
+      (role !== 'watcher' || scope !== undefined || answer.version < DAEMON_PROTOCOL_VERSION)
+    ) {
+      this.refuse(
+        new TerminalError(
+          'INVALID_ARGUMENT',
+          `hello: role must be 'watcher', without a scope, over protocol version 2 or later; got role ${JSON.stringify(role)}`,
+        ),
+      );
+      return;
+    }
+    this.watcher = role === 'watcher';
     this.scope = scope === undefined ? undefined : { mode: scope.mode, workspaceRoot: scope.workspaceRoot };
     this.greeted = true;
     this.link.send({ t: 'ready', pid: process.pid, protocol: answer.version });
@@ -170,6 +191,7 @@ export class DaemonConnection implements Attachment {
     signal: AbortSignal | undefined,
   ): unknown {
     if (this.ended) throw new TerminalError('TRANSPORT_CLOSED', 'the connection ended');
+    if (this.watcher) return this.invokeAsWatcher(op, args);
     const { directory } = this.daemon;
     switch (op) {
       case 'spawn':
@@ -215,6 +237,28 @@ export class DaemonConnection implements Attachment {
         return this.extensions.invoke(op, args, (id) => this.handle(id).held.session);
       default:
         throw new TerminalError('INVALID_ARGUMENT', `unknown operation '${String(op)}'`);
+    }
+  }
+
+  /** A watcher's call: listings of every scope and the operations of SPEC §13, nothing that drives a session. */
+  private invokeAsWatcher(op: WorldOperation, args: Record<string, unknown>): unknown {
+    const { directory } = this.daemon;
+    switch (op) {
+      case 'list':
+        return directory.listForWatcher();
+      case 'raw-open':
+      case 'raw-close':
+      case 'snapshot':
+      case 'keyboard-take':
+      case 'keyboard-write':
+      case 'keyboard-heartbeat':
+      case 'keyboard-release':
+        return this.extensions.invoke(op, args, (id) => directory.findForWatcher(id).session);
+      default:
+        throw new TerminalError(
+          'INVALID_ARGUMENT',
+          `a watcher connection only lists sessions, views them and holds their keyboards; '${String(op)}' needs a client connection`,
+        );
     }
   }
 

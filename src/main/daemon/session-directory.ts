@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { TerminalError } from '../../shared/errors.js';
 import type { PtyEngine, SandboxMode, SessionListing, SpawnOptions } from '../../shared/types.js';
+import type { WatchedListing } from '../../shared/world-protocol.js';
 import { type Attachment, DaemonSession } from './daemon-session.js';
 
 /** A client's policy: the sessions it may see and spawn. */
@@ -51,6 +52,33 @@ export class SessionDirectory {
         .filter((session) => session.scope === key)
         .map((session) => session.listing()),
     );
+  }
+
+  /**
+   * Every session of every scope, each with its workspace: what a watcher connection lists (the
+   * person at their own machine, not a model's client; docs/watch.md).
+   */
+  listForWatcher(): Promise<WatchedListing[]> {
+    return Promise.all(
+      this.all().map(async (session) => {
+        const workspaceRoot = session.session.sandbox?.workspaceRoot;
+        // The engine's handle keeps it (keyboard-hold.ts); another engine's may not.
+        const foreground = (session.session as { readonly lastForeground?: { command: string } })
+          .lastForeground?.command;
+        return {
+          ...(await session.listing()),
+          ...(workspaceRoot === undefined ? {} : { workspaceRoot }),
+          ...(foreground === undefined ? {} : { foreground }),
+        };
+      }),
+    );
+  }
+
+  /** The session `id` of any scope, for a watcher; a missing one is `UNKNOWN_SESSION`. */
+  findForWatcher(id: unknown): DaemonSession {
+    const found = typeof id === 'string' ? this.sessions.get(id) : undefined;
+    if (found === undefined) return this.find(undefined, { id: String(id) }); // throws, worded as always
+    return found;
   }
 
   /** The session `target` names in `scope`; another scope's answers exactly like a missing one. */

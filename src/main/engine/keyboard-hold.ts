@@ -12,7 +12,9 @@
 import { TerminalError } from '../../shared/errors.js';
 import { DisposableStore } from '../../shared/lifecycle.js';
 import type { SendSpec } from '../../shared/protocol.js';
+import { precheckSend } from '../../shared/send-precheck.js';
 import type {
+  CappedWait,
   Disposable,
   ForegroundProcess,
   HoldEnd,
@@ -48,6 +50,8 @@ export interface SessionKeyboardOptions {
   timeoutMs: number;
   /** Largest wait bound (config `maxTimeoutMs`). */
   maxTimeoutMs: number;
+  /** Largest input of one send (config `maxInputBytes`): a send that waits for hand-back is checked at once. */
+  maxInputBytes: number;
   /** How long a hold lives without a heartbeat (default {@link HOLD_HEARTBEAT_TIMEOUT_MS}). */
   heartbeatTimeoutMs?: number;
 }
@@ -144,11 +148,14 @@ export class SessionKeyboard implements Disposable {
   ): SendOperation {
     const waitOnly = spec?.text === undefined && spec?.keys === undefined;
     if (this.current === undefined || waitOnly) return this.track(start(spec), waitOnly);
-    if (spec.keys !== undefined) {
-      const refused = Promise.reject(refusal(this.current, 'keys'));
-      refused.catch(() => undefined);
-      return { done: refused, readOutput: () => refused, cancel: async () => undefined };
+    // Refused now with the code it would get without a hold (the thread checks again when it starts):
+    // a bad request must not wait minutes for a hand-back only to fail then.
+    try {
+      precheckSend(spec, this.options);
+    } catch (error) {
+      return refusedOperation(error);
     }
+    if (spec.keys !== undefined) return refusedOperation(refusal(this.current, 'keys'));
     return this.deferred(spec, abort, start);
   }
 
@@ -195,6 +202,11 @@ export class SessionKeyboard implements Disposable {
   ): SendOperation {
     const startedAt = performance.now();
     const boundMs = waitBoundOf(spec, this.options);
+    // The send starts (if it does) with what is left of its bound and without `maxWaitMs`, so the thread
+    // cannot tell the cap cut it: the result says so here, as it would have without a hold.
+    const cappedWait = cappedWaitOf(spec, this.options);
+    const withCap = (result: TerminalSendResult): TerminalSendResult =>
+      cappedWait === undefined ? result : { ...result, cappedWait: { ...cappedWait } };
     const store = new DisposableStore();
     let settleHuman!: () => void;
     let started: SendOperation | undefined;
@@ -203,13 +215,15 @@ export class SessionKeyboard implements Disposable {
         store.dispose();
         this.port.status().then(
           (sessionStatus) =>
-            resolve({
-              viewport: '',
-              waitReason: 'human',
-              sessionStatus,
-              truncated: false,
-              elapsedMs: Math.round((performance.now() - startedAt) * 100) / 100,
-            }),
+            resolve(
+              withCap({
+                viewport: '',
+                waitReason: 'human',
+                sessionStatus,
+                truncated: false,
+                elapsedMs: Math.round((performance.now() - startedAt) * 100) / 100,
+              }),
+            ),
           reject,
         );
       };
@@ -225,7 +239,7 @@ export class SessionKeyboard implements Disposable {
         // Written after hand-back with what is left of its bound (the cap already applied to it).
         const { maxWaitMs: _appliedAlready, ...rest } = spec;
         started = this.track(start({ ...rest, timeoutMs: left }), false);
-        started.done.then(resolve, reject);
+        started.done.then((result) => resolve(withCap(result)), reject);
       };
       this.waiting.add(wake);
       store.own('keyboard wait', () => this.waiting.delete(wake));
@@ -269,6 +283,24 @@ function refusal(hold: ActiveHold, what: string): TerminalError {
 function waitBoundOf(spec: SendSpec, options: SessionKeyboardOptions): number {
   const asked = spec.timeoutMs ?? options.timeoutMs;
   return Math.min(asked, spec.maxWaitMs ?? Number.POSITIVE_INFINITY, options.maxTimeoutMs);
+}
+
+/**
+ * The `cappedWait` report of a send whose `maxWaitMs` cut its bound, computed as the engine does
+ * (`maxWaitMs` below the asked bound and within `maxTimeoutMs`); undefined when it did not.
+ */
+function cappedWaitOf(spec: SendSpec, options: SessionKeyboardOptions): CappedWait | undefined {
+  const asked = spec.timeoutMs ?? options.timeoutMs;
+  const cap = spec.maxWaitMs;
+  if (cap === undefined || cap >= asked || cap > options.maxTimeoutMs) return undefined;
+  return { boundMs: cap, askedMs: asked };
+}
+
+/** A send refused before it started: its `done` rejects with `error`. */
+function refusedOperation(error: unknown): SendOperation {
+  const refused = Promise.reject(error);
+  refused.catch(() => undefined);
+  return { done: refused, readOutput: () => refused, cancel: async () => undefined };
 }
 
 /** One person's hold. Ends once, with its reason; its heartbeat timer is owned by its store. */

@@ -127,7 +127,7 @@ export class ThreadSession implements TerminalSession {
         endWait: (sendId) => this.call(() => this.proxy.endWait(sendId)),
         status: () => this.status(),
       },
-      { ...parts.waitBounds, heartbeatTimeoutMs: parts.holdHeartbeatMs },
+      { ...parts.waitBounds, maxInputBytes: parts.maxInputBytes, heartbeatTimeoutMs: parts.holdHeartbeatMs },
     );
     this.liveOutput = new LiveOutputReceiver(parts.dataPort, () =>
       this.listeners.size === 0 ? null : this.deliverLiveOutput,

@@ -3,8 +3,25 @@
  * limits. Busy, foreground and the hold come from the host-side handle where it keeps them
  * (`ThreadSession`); a handle that does not is listed without them.
  */
-import type { SessionLimits, TerminalSession } from '../../shared/types.js';
+import type { SessionLimits, SessionStatus, TerminalSession } from '../../shared/types.js';
 import type { WatchedSession } from './watch-protocol.js';
+import type { WatchSource } from './watch-source.js';
+
+/** What the server watches of an in-process engine (`mcp --watch`): its sessions. */
+export interface WatchedEngine {
+  sessions(): TerminalSession[];
+}
+
+/** The watch source of an engine: its own sessions, listed with {@link overviewOf}. */
+export function engineWatchSource(engine: WatchedEngine): WatchSource {
+  return {
+    overview: async () =>
+      (await Promise.all(engine.sessions().map(overviewOf))).filter(
+        (entry): entry is WatchedSession => entry !== undefined,
+      ),
+    session: (id) => engine.sessions().find((session) => session.id === id),
+  };
+}
 
 /** What a host-side handle may tell beyond `TerminalSession` (an in-process engine's handle does). */
 interface SessionActivity {
@@ -30,9 +47,14 @@ export async function overviewOf(session: TerminalSession): Promise<WatchedSessi
     foreground: activity.lastForeground?.command,
     busy: activity.busy === true,
     limits: limitsInWords(status.limits),
-    status: status.kind === 'running' ? 'running' : `exited (code ${status.exitCode ?? 'none'})`,
+    status: statusInWords(status),
     heldSince: activity.heldSince,
   };
+}
+
+/** `running`, or `exited (code N)`. */
+export function statusInWords(status: SessionStatus): string {
+  return status.kind === 'running' ? 'running' : `exited (code ${status.exitCode ?? 'none'})`;
 }
 
 /** `memory 2 GiB (cgroup v2), pids 512 (cgroup v2)`, or why a limit is not enforced. */

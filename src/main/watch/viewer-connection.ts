@@ -7,8 +7,8 @@ import type { WebSocket } from 'ws';
 import type { KeyboardHold, RawChunk, RawView, TerminalSession } from '../../shared/types.js';
 import { parseViewerMessage, type ServerMessage, type ViewerMessage } from './watch-protocol.js';
 
-/** A session as a viewer sees it: with the raw channel and `snapshot()` (SPEC §2). */
-export type RawSession = TerminalSession;
+/** A session as a viewer sees it: the raw channel, `snapshot()` (SPEC §2) and the keyboard (SPEC §13). */
+export type RawSession = Pick<TerminalSession, 'id' | 'openRaw' | 'snapshot' | 'takeKeyboard'>;
 
 /** What a viewer needs of the server. */
 export interface ViewerHost {

@@ -11,6 +11,8 @@ export interface WatchedSession {
   name: string | undefined;
   /** The sandbox mode, or `unconfined`. */
   mode: string;
+  /** The sandbox's workspace root, where the page shows sessions of several (`agent-pty watch`). */
+  workspace?: string;
   containment: string;
   /** What held the terminal at the model's last result, when known. */
   foreground: string | undefined;

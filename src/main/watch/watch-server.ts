@@ -7,13 +7,13 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import type { TerminalSession } from '../../shared/types.js';
 import { recordingsDirectory } from '../engine/session-recording.js';
 import { checkWatchRequest, watchCookieName } from './request-guard.js';
-import { overviewOf } from './session-overview.js';
-import { type RawSession, ViewerConnection, type ViewerHost } from './viewer-connection.js';
+import { engineWatchSource, type WatchedEngine } from './session-overview.js';
+import { ViewerConnection, type ViewerHost } from './viewer-connection.js';
 import { watchAsset } from './watch-assets.js';
 import type { RecordingEntry, WatchedSession } from './watch-protocol.js';
+import type { WatchSource } from './watch-source.js';
 import { createWatchToken } from './watch-token.js';
 
 /** How often the page's session list is refreshed (status is read from each session). */
@@ -23,19 +23,16 @@ const MAX_VIEWER_FRAME_BYTES = 256 * 1024;
 /** A recording's file name as the server writes them (nothing else under the directory is served). */
 const RECORDING_NAME = /^[A-Za-z0-9._-]+\.cast$/;
 
-/** What the server watches: an engine's sessions. */
-export interface WatchedEngine {
-  sessions(): TerminalSession[];
-}
+export type { WatchedEngine } from './session-overview.js';
+export type { WatchSource } from './watch-source.js';
 
-/** Options of {@link startWatchServer}. */
-export interface WatchServerOptions {
-  engine: WatchedEngine;
+/** Options of {@link startWatchServer}: what to watch, as an engine or as a source. */
+export type WatchServerOptions = ({ engine: WatchedEngine } | { source: WatchSource }) & {
   /** Port on 127.0.0.1 (default: a random free one). */
   port?: number;
   /** Where closed sessions' recordings are, for replay (default: `$XDG_STATE_HOME/agent-pty/recordings`). */
   recordingsDir?: string;
-}
+};
 
 /** A running watch server. */
 export interface WatchServer {
@@ -56,10 +53,9 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
   const holders = new Map<string, ViewerConnection>();
   let nextViewer = 1;
   let port = 0;
-  const sessionById = (id: string): RawSession | undefined =>
-    options.engine.sessions().find((session) => session.id === id);
+  const source = 'source' in options ? options.source : engineWatchSource(options.engine);
   const viewerHost: ViewerHost = {
-    session: sessionById,
+    session: (id) => source.session(id),
     holderOf: (id) => holders.get(id),
     setHolder: (id, viewer) => {
       if (viewer === undefined) holders.delete(id);
@@ -154,7 +150,11 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
         viewers.delete(viewer);
         for (const [id, holder] of holders) if (holder === viewer) holders.delete(id);
       });
-      void listing().then((message) => viewer.send(message));
+      // A listing that fails (a daemon gone) leaves the page as it was; the next refresh tries again.
+      listing().then(
+        (message) => viewer.send(message),
+        () => undefined,
+      );
     });
   });
 
@@ -163,23 +163,23 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
     sessions: WatchedSession[];
     recordings: RecordingEntry[];
   }> {
-    const sessions = (await Promise.all(options.engine.sessions().map(overviewOf))).filter(
-      (entry): entry is WatchedSession => entry !== undefined,
-    );
-    return { t: 'sessions', sessions, recordings: recordingsIn(recordingsDir) };
+    return { t: 'sessions', sessions: await source.overview(), recordings: recordingsIn(recordingsDir) };
   }
 
   let known = new Set<string>();
   const refresh = setInterval(() => {
     if (viewers.size === 0) return;
-    void listing().then((message) => {
-      const live = new Set(message.sessions.map((session) => session.id));
-      for (const id of known) {
-        if (!live.has(id)) for (const viewer of viewers) viewer.sessionGone(id);
-      }
-      known = live;
-      for (const viewer of viewers) viewer.send(message);
-    });
+    listing().then(
+      (message) => {
+        const live = new Set(message.sessions.map((session) => session.id));
+        for (const id of known) {
+          if (!live.has(id)) for (const viewer of viewers) viewer.sessionGone(id);
+        }
+        known = live;
+        for (const viewer of viewers) viewer.send(message);
+      },
+      () => undefined,
+    );
   }, LISTING_INTERVAL_MS);
   refresh.unref();
 

@@ -4,55 +4,27 @@
  * — the directory the daemon's socket uses, with the same rule: a real directory, owned by this uid,
  * mode 0700 (another user can pre-create `/tmp/agent-pty-$UID` to read the link), the file 0600.
  */
-import {
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TerminalError } from '../../shared/errors.js';
+import {
+  agentPtyRuntimeDirectory,
+  type PrivateDirectoryRole,
+  preparePrivateDirectory,
+} from '../worlds/private-directory.js';
 
-/** Only its owner may enter the directory or read the file. */
-const PRIVATE_DIRECTORY_MODE = 0o700;
+/** Only its owner may read the file. */
 const PRIVATE_FILE_MODE = 0o600;
+
+/** How a refusal of the link's directory reads. */
+const LINK_DIRECTORY: PrivateDirectoryRole = {
+  what: "the watch page link's directory",
+  threat: 'to read the link',
+  remedy: 'Remove it and start again',
+};
 
 /** The per-user runtime directory of agent-pty (created 0700 when missing). */
 export function runtimeDirectory(env: NodeJS.ProcessEnv = process.env): string {
-  const runtime = env.XDG_RUNTIME_DIR;
-  if (runtime?.startsWith('/')) return join(runtime, 'agent-pty');
-  return join('/tmp', `agent-pty-${process.getuid?.() ?? 0}`);
-}
-
-/** Refuses a directory that is not a real directory owned by this uid with mode 0700; creates a missing one. */
-export function preparePrivateDirectory(dir: string): void {
-  try {
-    mkdirSync(dir, { mode: PRIVATE_DIRECTORY_MODE });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-      throw new TerminalError('INVALID_CONFIG', `cannot create ${dir}: ${(error as Error).message}`);
-    }
-  }
-  const stat = lstatSync(dir);
-  const uid = process.getuid?.() ?? 0;
-  const problem = stat.isSymbolicLink()
-    ? 'is a symbolic link'
-    : !stat.isDirectory()
-      ? 'is not a directory'
-      : stat.uid !== uid
-        ? `is owned by uid ${stat.uid}, not by this user (uid ${uid})`
-        : (stat.mode & 0o777) !== PRIVATE_DIRECTORY_MODE
-          ? `has mode ${(stat.mode & 0o777).toString(8).padStart(4, '0')}, not 0700`
-          : undefined;
-  if (problem !== undefined) {
-    throw new TerminalError(
-      'INVALID_CONFIG',
-      `refusing ${dir} (owner uid ${stat.uid}): it ${problem}; another user may have created it. Remove it and start again`,
-    );
-  }
+  return agentPtyRuntimeDirectory(env);
 }
 
 /** Writes `url` to `watch-<pid>.url` (0600) in the runtime directory; returns the path. */
@@ -62,7 +34,7 @@ export function writeWatchUrlFile(
   pid = process.pid,
 ): string {
   const dir = runtimeDirectory(env);
-  preparePrivateDirectory(dir);
+  preparePrivateDirectory(dir, LINK_DIRECTORY);
   const file = join(dir, `watch-${pid}.url`);
   removeWatchUrlFile(file); // a dead process's file of the same pid: never reuse its mode
   writeFileSync(file, `${url}\n`, { mode: PRIVATE_FILE_MODE, flag: 'wx' });

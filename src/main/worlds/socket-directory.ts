@@ -8,26 +8,30 @@
  * before listening or connecting — another local user can pre-create `/tmp/agent-pty-$UID` (or a
  * symlink of that name) to capture the socket, and that must be refused, never used.
  */
-import { lstatSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { TerminalError } from '../../shared/errors.js';
+import {
+  agentPtyRuntimeDirectory,
+  checkPrivateDirectory,
+  currentUid,
+  type PrivateDirectoryRole,
+  preparePrivateDirectory,
+} from './private-directory.js';
+
+export { currentUid } from './private-directory.js';
 
 /** File name of the socket in its directory. */
 export const SOCKET_FILE = 'engine.sock';
 
-/** The only mode the socket's directory may have: its owner's alone. */
-const PRIVATE_DIRECTORY_MODE = 0o700;
+/** How a refusal of the socket's directory reads. */
+const SOCKET_DIRECTORY: PrivateDirectoryRole = {
+  what: "the daemon's socket directory",
+  threat: 'to capture the socket',
+  remedy: 'Remove it, or pass --socket in a directory only you can reach',
+};
 
 /** The default socket: `$XDG_RUNTIME_DIR/agent-pty/engine.sock`, else `/tmp/agent-pty-$UID/engine.sock`. */
 export function defaultSocketPath(env: NodeJS.ProcessEnv = process.env, uid = currentUid()): string {
-  const runtime = env.XDG_RUNTIME_DIR;
-  if (runtime?.startsWith('/')) return join(runtime, 'agent-pty', SOCKET_FILE);
-  return join('/tmp', `agent-pty-${uid}`, SOCKET_FILE);
-}
-
-/** This process's uid (Linux and macOS have one). */
-export function currentUid(): number {
-  return process.getuid?.() ?? 0;
+  return join(agentPtyRuntimeDirectory(env, uid), SOCKET_FILE);
 }
 
 /**
@@ -36,47 +40,10 @@ export function currentUid(): number {
  * a client has no daemon to reach.
  */
 export function checkSocketDirectory(socketPath: string, uid = currentUid()): 'ok' | 'missing' {
-  const dir = dirname(socketPath);
-  let stat: ReturnType<typeof lstatSync>;
-  try {
-    stat = lstatSync(dir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
-    throw new TerminalError(
-      'INVALID_CONFIG',
-      `cannot check the daemon's socket directory ${dir}: ${(error as Error).message}`,
-    );
-  }
-  const problem = stat.isSymbolicLink()
-    ? 'is a symbolic link'
-    : !stat.isDirectory()
-      ? 'is not a directory'
-      : stat.uid !== uid
-        ? `is owned by uid ${stat.uid}, not by this user (uid ${uid})`
-        : (stat.mode & 0o777) !== PRIVATE_DIRECTORY_MODE
-          ? `has mode ${(stat.mode & 0o777).toString(8).padStart(4, '0')}, not 0700`
-          : undefined;
-  if (problem === undefined) return 'ok';
-  throw new TerminalError(
-    'INVALID_CONFIG',
-    `refusing the daemon's socket directory ${dir} (owner uid ${stat.uid}): it ${problem}; another user may have created it to capture the socket. Remove it, or pass --socket in a directory only you can reach`,
-  );
+  return checkPrivateDirectory(dirname(socketPath), SOCKET_DIRECTORY, uid);
 }
 
 /** The daemon's side: creates a missing directory 0700 (its parent must exist), then checks it. */
 export function prepareSocketDirectory(socketPath: string, uid = currentUid()): void {
-  if (checkSocketDirectory(socketPath, uid) === 'missing') {
-    try {
-      mkdirSync(dirname(socketPath), { mode: PRIVATE_DIRECTORY_MODE });
-    } catch (error) {
-      // Another daemon starting at the same time created it: checked below like any other.
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new TerminalError(
-          'INVALID_CONFIG',
-          `cannot create the daemon's socket directory ${dirname(socketPath)}: ${(error as Error).message}`,
-        );
-      }
-    }
-    checkSocketDirectory(socketPath, uid);
-  }
+  preparePrivateDirectory(dirname(socketPath), SOCKET_DIRECTORY, uid);
 }

@@ -55,6 +55,8 @@ export interface WorldHelloOptions {
   config?: Record<string, unknown>;
   /** The client's sandbox policy (a daemon scopes what the client sees by it, SPEC §12). */
   scope?: Pick<SandboxSelection, 'mode' | 'workspaceRoot'>;
+  /** `watcher`: a daemon's viewer connection (lists every scope, views and holds only; SPEC §13). */
+  role?: 'watcher';
   /** Say this one version as a plain number instead of the range: how a version-1 server is asked. */
   protocol?: number;
 }
@@ -286,6 +288,7 @@ export class WorldClient {
         protocol: this.hello.protocol ?? WORLD_PROTOCOL,
         ...(this.hello.config === undefined ? {} : { config: this.hello.config }),
         ...(this.hello.scope === undefined ? {} : { scope: this.hello.scope }),
+        ...(this.hello.role === undefined ? {} : { role: this.hello.role }),
       });
     });
   }

@@ -13,7 +13,6 @@ import type {
   Containment,
   Dialect,
   Disposable,
-  HoldEnd,
   KeyboardHold,
   OutputChunk,
   RawChunk,
@@ -37,10 +36,8 @@ import type {
   TerminalSnapshot,
 } from '../../shared/types.js';
 import type { SpawnedSession, WorldOperation } from '../../shared/world-protocol.js';
+import { openFarRaw, takeFarKeyboard } from './far-session-views.js';
 import type { WorldClient } from './world-client.js';
-
-/** A raw channel's client acknowledges once it delivered this many characters (a quarter of the window). */
-const RAW_ACK_EVERY_CHARS = 1 << 18;
 
 /** A session in a world. */
 export class WorldSession implements TerminalSession {
@@ -102,66 +99,13 @@ export class WorldSession implements TerminalSession {
   }
 
   /** `session.openRaw(listener)` of the far session (SPEC §13): its snapshot, then its raw chunks. */
-  async openRaw(listener: (chunk: RawChunk) => void): Promise<RawView> {
-    const channel = this.client.nextChannelNumber();
-    let delivered = 0;
-    this.client.rawChannels.set(channel, (frame) => {
-      try {
-        listener(frame.chunk);
-      } finally {
-        delivered += frame.chunk.data.length;
-        if (delivered >= RAW_ACK_EVERY_CHARS) {
-          this.client.notify({ t: 'raw-ack', channel, chars: delivered });
-          delivered = 0;
-        }
-      }
-    });
-    this.client.hold();
-    let open = true;
-    const dispose = () => {
-      if (!open) return;
-      open = false;
-      this.client.rawChannels.delete(channel);
-      this.client.release();
-      if (this.client.closedWith === undefined) this.call('raw-close', { channel }).catch(() => undefined);
-    };
-    try {
-      const snapshot = await this.call<TerminalSnapshot>('raw-open', { channel });
-      return { snapshot, dispose };
-    } catch (error) {
-      dispose();
-      throw error;
-    }
+  openRaw(listener: (chunk: RawChunk) => void): Promise<RawView> {
+    return openFarRaw(this.client, (op, args) => this.call(op, args), listener);
   }
 
   /** `session.takeKeyboard(options)` of the far session (SPEC §13). */
-  async takeKeyboard(options: TakeKeyboardOptions): Promise<KeyboardHold> {
-    const hold = this.client.nextChannelNumber();
-    let settle!: (end: HoldEnd) => void;
-    const ended = new Promise<HoldEnd>((resolve) => {
-      settle = resolve;
-    });
-    this.client.holds.set(hold, (frame) => {
-      this.client.holds.delete(hold);
-      settle(frame.end);
-    });
-    try {
-      const { since } = await this.call<{ since: number }>('keyboard-take', { hold, options });
-      return {
-        since,
-        ended,
-        write: async (data) => {
-          await this.call('keyboard-write', { hold, data });
-        },
-        heartbeat: () => void this.call('keyboard-heartbeat', { hold }).catch(() => undefined),
-        release: async () => {
-          await this.call('keyboard-release', { hold });
-        },
-      };
-    } catch (error) {
-      this.client.holds.delete(hold);
-      throw error;
-    }
+  takeKeyboard(options: TakeKeyboardOptions): Promise<KeyboardHold> {
+    return takeFarKeyboard(this.client, (op, args) => this.call(op, args), options);
   }
 
   startSend(request: SendRequest): SendOperation {

@@ -4,6 +4,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRemoteEngine, type RawChunk } from '../../../../dist/main/index.js';
+import { connectDaemonViewer } from '../../../../dist/main/worlds/daemon-viewer.js';
+import { connectDaemonSocket } from '../../../../dist/main/worlds/remote-engine.js';
 import { BIN, scratchDirectory, startDaemonProcess } from '../../../support/daemon.js';
 import { until } from '../../../support/until.js';
 
@@ -71,5 +73,67 @@ describe('SPEC §13 over the daemon socket', () => {
     );
     view.dispose();
     await engine.close();
+  });
+});
+
+describe('a watcher connection (agent-pty watch)', () => {
+  it('lists every scope’s sessions with mode and workspace, views and holds them, and may not drive them', async () => {
+    const dir = scratchDirectory(0o700);
+    const socket = join(dir, 'run', 'engine.sock');
+    await startDaemonProcess(socket);
+    const confined = await createRemoteEngine({
+      socket,
+      scope: { mode: 'danger-full-access', workspaceRoot: dir },
+    });
+    const plain = await createRemoteEngine({ socket });
+    const a = await confined.spawn({ name: 'a' });
+    const b = await plain.spawn({ name: 'b' });
+    // The model-facing scoping is unchanged: each client lists only its own scope.
+    expect((await confined.list()).map((entry) => entry.id)).toEqual([a.id]);
+    expect((await plain.list()).map((entry) => entry.id)).toEqual([b.id]);
+
+    const viewer = await connectDaemonViewer({ socket });
+    const listings = await viewer.list();
+    expect(listings).toHaveLength(2);
+    expect(listings.find((entry) => entry.id === a.id)).toMatchObject({
+      name: 'a',
+      mode: 'danger-full-access',
+      workspaceRoot: dir,
+      attached: true,
+    });
+    expect(listings.find((entry) => entry.id === b.id)).toMatchObject({ name: 'b', mode: 'unconfined' });
+    expect(listings.find((entry) => entry.id === b.id)?.workspaceRoot).toBeUndefined();
+
+    await a.startSend({ text: 'echo seen-$((6*7))' }).done;
+    expect((await viewer.session(a.id).snapshot()).lines).toContain('seen-42');
+    // What held the terminal at the model's last result (the page shows it).
+    expect((await viewer.list()).find((entry) => entry.id === a.id)?.foreground).toBe('bash');
+    const hold = await viewer.session(b.id).takeKeyboard({ holder: 'page' });
+    expect((await plain.list())[0]?.heldSince).toBe(hold.since);
+    await expect(b.signal('SIGINT')).rejects.toMatchObject({ code: 'HUMAN_HOLDS' });
+    await hold.release();
+    await expect(viewer.session('pty-00000000-1').snapshot()).rejects.toMatchObject({
+      code: 'UNKNOWN_SESSION',
+    });
+    await viewer.close();
+    // A viewer's end hands back and detaches nothing.
+    expect(await plain.list()).toMatchObject([{ id: b.id, attached: true }]);
+
+    const raw = await connectDaemonSocket(socket, { role: 'watcher' });
+    for (const [op, args] of [
+      ['spawn', { options: {} }],
+      ['send', { session: a.id, send: 1, request: { text: 'echo no' } }],
+      ['session', { session: a.id, method: 'signal', args: ['SIGINT'] }],
+      ['attach', { id: a.id }],
+      ['shutdown', {}],
+    ] as const) {
+      await expect(raw.call(op, args)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    }
+    await raw.terminate();
+    await expect(
+      connectDaemonSocket(socket, { role: 'watcher', scope: { mode: 'read-only', workspaceRoot: dir } }),
+    ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await confined.shutdown();
+    await plain.shutdown();
   });
 });

@@ -92,3 +92,37 @@ it('settles a send in flight at take-over `human` at once; a wait-only send whos
   expect(back.waitReason).toBe('stdin_read');
   await hold.release();
 });
+
+it("refuses a held send's bad request at once as without a hold, and keeps a waited send's cappedWait", async () => {
+  const session = await bash();
+  const bad = [
+    { text: 'echo x', waitFor: '' },
+    { text: 'x'.repeat(2 * 1024 * 1024) },
+    { keys: ['NoSuchKey'] },
+  ] as const;
+  // Without a hold: the codes to expect.
+  const codes: string[] = [];
+  for (const spec of bad) {
+    const error = await session
+      .startSend({ ...spec } as never)
+      .done.catch((thrown: { code: string }) => thrown);
+    codes.push((error as { code: string }).code);
+  }
+  expect(codes).toEqual(['INVALID_ARGUMENT', 'INPUT_TOO_LARGE', 'UNKNOWN_KEY']);
+  const hold = await session.takeKeyboard({ holder: 'page' });
+  for (const [index, spec] of bad.entries()) {
+    // Well before the bound (the default 30 s): refused now, not at hand-back.
+    await expect(session.startSend({ ...spec, timeoutMs: 60_000 } as never).done).rejects.toMatchObject({
+      code: codes[index],
+    });
+  }
+  const capped = session.startSend({
+    text: 'echo capped-$((6*7))',
+    timeoutMs: 20_000,
+    maxWaitMs: 10_000,
+  }).done;
+  await hold.release();
+  const result = await capped;
+  expect(result.viewport).toMatch(/^capped-42\s*$/m);
+  expect(result.cappedWait).toEqual({ boundMs: 10_000, askedMs: 20_000 });
+});

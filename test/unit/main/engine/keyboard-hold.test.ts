@@ -1,7 +1,8 @@
 /**
  * The keyboard hold's timing (SPEC §13), on fake timers: a hold without a heartbeat for 30 s ends
  * (`heartbeat-lost`), a heartbeat keeps it; a send waiting for hand-back starts with what is left of
- * its bound. The port stands in for the engine thread; real sessions are in the system tests.
+ * its bound and keeps its `cappedWait` report; a held send's bad request fails at once, with the code it
+ * gets without a hold. The port stands in for the engine thread; real sessions are in the system tests.
  */
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import {
@@ -13,6 +14,7 @@ import type { SendSpec } from '../../../../src/shared/protocol.js';
 import { unenforcedLimits } from '../../../../src/shared/session-limits.js';
 import type { SendOperation, TerminalSendResult } from '../../../../src/shared/types.js';
 
+const BOUNDS = { timeoutMs: 1000, maxTimeoutMs: 10_000, maxInputBytes: 64 };
 const STATUS = { kind: 'running', containment: 'process-tree', limits: unenforcedLimits('test') } as const;
 
 beforeEach(() => {
@@ -35,7 +37,7 @@ function port(): HeldSessionPort & { written: string[] } {
 }
 
 it('ends a hold 30 s after its last heartbeat, and not before', async () => {
-  const keyboard = new SessionKeyboard(port(), { timeoutMs: 1000, maxTimeoutMs: 10_000 });
+  const keyboard = new SessionKeyboard(port(), BOUNDS);
   const hold = keyboard.take({ holder: 'page' });
   let ended: string | undefined;
   void hold.ended.then((reason) => {
@@ -54,7 +56,7 @@ it('ends a hold 30 s after its last heartbeat, and not before', async () => {
 
 it("starts a send that waited for hand-back with what is left of its bound, never the person's input", async () => {
   const session = port();
-  const keyboard = new SessionKeyboard(session, { timeoutMs: 1000, maxTimeoutMs: 10_000 });
+  const keyboard = new SessionKeyboard(session, BOUNDS);
   const hold = keyboard.take({ holder: 'page' });
   const started: SendSpec[] = [];
   const result: TerminalSendResult = {
@@ -77,20 +79,72 @@ it("starts a send that waited for hand-back with what is left of its bound, neve
   await vi.advanceTimersByTimeAsync(1500);
   expect(started).toEqual([]);
   await hold.release();
-  await expect(send.done).resolves.toBe(result);
+  // The thread is not told the cap (it gets what is left of the bound): the report is kept here.
+  await expect(send.done).resolves.toEqual({ ...result, cappedWait: { boundMs: 4000, askedMs: 5000 } });
   expect(started).toEqual([{ text: 'ls', timeoutMs: 2500 }]); // 4000 (the cap) less the 1500 waited
   expect(session.written).toEqual(['secret\r']);
   keyboard.dispose();
 });
 
 it('keeps a waiting send waiting when another viewer forces the hold, then settles it `human` at its bound', async () => {
-  const keyboard = new SessionKeyboard(port(), { timeoutMs: 1000, maxTimeoutMs: 10_000 });
+  const keyboard = new SessionKeyboard(port(), BOUNDS);
   keyboard.take({ holder: 'tab-1' });
   const start = vi.fn();
   const send = keyboard.guardSend({ text: 'ls' }, undefined, start);
   keyboard.take({ holder: 'tab-2', force: true });
   await vi.advanceTimersByTimeAsync(1000);
   await expect(send.done).resolves.toMatchObject({ waitReason: 'human', viewport: '' });
+  expect(start).not.toHaveBeenCalled();
+  keyboard.dispose();
+});
+
+it('reports `cappedWait` on the `human` result of a capped send whose bound ended while held', async () => {
+  const keyboard = new SessionKeyboard(port(), BOUNDS);
+  keyboard.take({ holder: 'page' });
+  const start = vi.fn();
+  const send = keyboard.guardSend({ text: 'ls', timeoutMs: 5000, maxWaitMs: 300 }, undefined, start);
+  await vi.advanceTimersByTimeAsync(300);
+  await expect(send.done).resolves.toMatchObject({
+    waitReason: 'human',
+    cappedWait: { boundMs: 300, askedMs: 5000 },
+  });
+  // An uncapped one says nothing of a cap.
+  const plain = keyboard.guardSend({ text: 'ls', timeoutMs: 300 }, undefined, start);
+  await vi.advanceTimersByTimeAsync(300);
+  expect((await plain.done).cappedWait).toBeUndefined();
+  expect(start).not.toHaveBeenCalled();
+  keyboard.dispose();
+});
+
+it("refuses a held send's bad request at once, with the code it gets without a hold, writing nothing", async () => {
+  const keyboard = new SessionKeyboard(port(), BOUNDS);
+  keyboard.take({ holder: 'page' });
+  const start = vi.fn();
+  const cases: Array<[SendSpec, string, RegExp]> = [
+    [{ text: 'ls', waitFor: '' }, 'INVALID_ARGUMENT', /waitFor is empty/],
+    [{ text: 'ls', waitFor: 7 as never }, 'INVALID_ARGUMENT', /waitFor must be a string/],
+    [{ text: 'x'.repeat(65) }, 'INPUT_TOO_LARGE', /larger than the limit of 64 bytes/],
+    [{ keys: ['Enter', 'NoSuchKey'] }, 'UNKNOWN_KEY', /unknown key "NoSuchKey" at keys\[1\]/],
+    [{ text: 'ls', timeoutMs: -5 }, 'INVALID_ARGUMENT', /timeoutMs must be a positive integer/],
+    [{ text: 'ls', timeoutMs: 20_000 }, 'INVALID_ARGUMENT', /above maxTimeoutMs \(10000\)/],
+    [{ text: '', submit: false }, 'INVALID_ARGUMENT', /nothing to write/],
+  ];
+  for (const [spec, code, message] of cases) {
+    const send = keyboard.guardSend(spec, undefined, start);
+    let settled: unknown;
+    send.done.catch((error: unknown) => {
+      settled = error;
+    });
+    await vi.advanceTimersByTimeAsync(0); // no time passes: refused, not waiting for hand-back
+    expect(settled, JSON.stringify(spec)).toMatchObject({ code, message: expect.stringMatching(message) });
+  }
+  // Valid keys are still refused while held, and a capped bound above maxTimeoutMs is no mistake.
+  await expect(keyboard.guardSend({ keys: ['Enter'] }, undefined, start).done).rejects.toMatchObject({
+    code: 'HUMAN_HOLDS',
+  });
+  const capped = keyboard.guardSend({ text: 'ls', timeoutMs: 20_000, maxWaitMs: 100 }, undefined, start);
+  await vi.advanceTimersByTimeAsync(100);
+  await expect(capped.done).resolves.toMatchObject({ waitReason: 'human' });
   expect(start).not.toHaveBeenCalled();
   keyboard.dispose();
 });

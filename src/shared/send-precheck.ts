@@ -1,0 +1,89 @@
+/**
+ * What a send is refused for whatever the terminal is doing (SPEC §4.2, §4.7, §7), checked where the
+ * send has to wait before it reaches the engine thread: a send held for a person's hand-back (SPEC §13)
+ * must fail at once with the code it would get without a hold, not minutes later when it starts.
+ *
+ * The engine thread checks every send again when it starts (src/worker/readiness/send-request.ts, in
+ * the same words): it alone knows the terminal's state (whether `C-c` may be sent) and compiles
+ * `waitFor` with the linear-time engine, whose syntax errors therefore still come at the start.
+ */
+import { TerminalError } from './errors.js';
+import { assertInputWithinLimit, MAX_WAIT_PATTERN_CHARS } from './input-limit.js';
+import { validateKeys } from './keys.js';
+import type { SendSpec } from './protocol.js';
+
+/** The engine's bounds a send is checked against. */
+export interface SendPrecheckLimits {
+  /** Default wait bound (config `timeoutMs`). */
+  timeoutMs: number;
+  /** Largest wait bound (config `maxTimeoutMs`). */
+  maxTimeoutMs: number;
+  /** Largest input per send (config `maxInputBytes`). */
+  maxInputBytes: number;
+}
+
+/** Why a send that gives input but would write none is refused (SPEC §7). */
+const NOTHING_TO_WRITE = 'nothing to write: omit text and keys to wait';
+
+/**
+ * Throws what the engine would throw for `spec` in any terminal state: `INVALID_ARGUMENT` naming the
+ * field, `INPUT_TOO_LARGE`, `UNKNOWN_KEY`.
+ */
+export function precheckSend(spec: SendSpec, limits: SendPrecheckLimits): void {
+  if (typeof spec !== 'object' || spec === null) {
+    throw new TerminalError(
+      'INVALID_ARGUMENT',
+      'a send takes an object: { text?, submit?, keys?, timeoutMs?, maxWaitMs?, waitFor? }',
+    );
+  }
+  const { text, submit, keys, timeoutMs, maxWaitMs, waitFor } = spec;
+  if (text !== undefined && typeof text !== 'string') {
+    throw new TerminalError('INVALID_ARGUMENT', `text must be a string, got ${typeof text}`);
+  }
+  if (submit !== undefined && typeof submit !== 'boolean') {
+    throw new TerminalError('INVALID_ARGUMENT', `submit must be a boolean, got ${typeof submit}`);
+  }
+  if (keys !== undefined && text !== undefined) {
+    throw new TerminalError('INVALID_ARGUMENT', 'a send carries either text or keys, not both');
+  }
+  if (text === '' && submit === false) throw new TerminalError('INVALID_ARGUMENT', NOTHING_TO_WRITE);
+  if (Array.isArray(keys) && keys.length === 0) throw new TerminalError('INVALID_ARGUMENT', NOTHING_TO_WRITE);
+  assertMilliseconds('timeoutMs', timeoutMs);
+  assertMilliseconds('maxWaitMs', maxWaitMs);
+  if (waitFor !== undefined) {
+    if (typeof waitFor !== 'string') {
+      throw new TerminalError('INVALID_ARGUMENT', `waitFor must be a string, got ${typeof waitFor}`);
+    }
+    if (waitFor.length === 0) {
+      throw new TerminalError('INVALID_ARGUMENT', 'waitFor is empty: it would match any output at once');
+    }
+    if (waitFor.length > MAX_WAIT_PATTERN_CHARS) {
+      throw new TerminalError(
+        'INVALID_ARGUMENT',
+        `waitFor is ${waitFor.length} characters; at most ${MAX_WAIT_PATTERN_CHARS}`,
+      );
+    }
+  }
+  const asked = timeoutMs ?? limits.timeoutMs;
+  const capped = maxWaitMs !== undefined && maxWaitMs < asked && maxWaitMs <= limits.maxTimeoutMs;
+  if (!capped && asked > limits.maxTimeoutMs) {
+    throw new TerminalError(
+      'INVALID_ARGUMENT',
+      `timeoutMs ${asked} is above maxTimeoutMs (${limits.maxTimeoutMs}); wait again with a send without text instead`,
+    );
+  }
+  if (typeof text === 'string') assertInputWithinLimit(text, limits.maxInputBytes);
+  // Names only: whether C-c may be sent depends on the terminal when the send starts.
+  if (keys !== undefined) validateKeys(keys, true);
+}
+
+/** Refuses a wait-bound field that is given but not a positive integer of milliseconds. */
+function assertMilliseconds(field: 'timeoutMs' | 'maxWaitMs', value: unknown): void {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+    throw new TerminalError(
+      'INVALID_ARGUMENT',
+      `${field} must be a positive integer (milliseconds), got ${String(value)}`,
+    );
+  }
+}
