@@ -189,8 +189,12 @@ export class SessionKeyboard implements Disposable {
    */
   private asHuman(send: TrackedSend, result: TerminalSendResult): TerminalSendResult {
     const boundEnded = result.waitReason === 'running' || result.waitReason === 'timeout';
-    if (send.takenOver && result.waitReason === 'running') return { ...result, waitReason: 'human' };
-    if (send.waitOnly && boundEnded && this.current !== undefined) return { ...result, waitReason: 'human' };
+    if (send.takenOver && result.waitReason === 'running') {
+      return { ...result, waitReason: 'human', humanHold: 'taken_over' };
+    }
+    if (send.waitOnly && boundEnded && this.current !== undefined) {
+      return { ...result, waitReason: 'human', humanHold: 'wait_only' };
+    }
     return result;
   }
 
@@ -219,6 +223,7 @@ export class SessionKeyboard implements Disposable {
               withCap({
                 viewport: '',
                 waitReason: 'human',
+                humanHold: 'not_typed',
                 sessionStatus,
                 truncated: false,
                 elapsedMs: Math.round((performance.now() - startedAt) * 100) / 100,
@@ -238,8 +243,14 @@ export class SessionKeyboard implements Disposable {
         }
         // Written after hand-back with what is left of its bound (the cap already applied to it).
         const { maxWaitMs: _appliedAlready, ...rest } = spec;
+        const waitedMs = performance.now() - startedAt;
         started = this.track(start({ ...rest, timeoutMs: left }), false);
-        started.done.then((result) => resolve(withCap(result)), reject);
+        // The call's time counts from the send, not from hand-back: the wait for the keyboard is part of it.
+        const fromSendStart = (result: TerminalSendResult): TerminalSendResult => ({
+          ...result,
+          elapsedMs: Math.round((waitedMs + result.elapsedMs) * 100) / 100,
+        });
+        started.done.then((result) => resolve(withCap(fromSendStart(result))), reject);
       };
       this.waiting.add(wake);
       store.own('keyboard wait', () => this.waiting.delete(wake));
