@@ -54,6 +54,14 @@ export function parseAttachOptions(argv: readonly string[]): { name: string; for
 /** Runs `agent-pty attach`; resolves with the exit code once the keyboard is handed back. */
 export async function runAttach(argv: readonly string[], io: AttachIo = process): Promise<number> {
   const { name, force } = parseAttachOptions(argv);
+  // Without a terminal there is no person to type and no raw mode: a pipe or /dev/null would take
+  // the keyboard from the agent and keep it until the heartbeat timeout, or forever.
+  if (io.stdin.isTTY !== true) {
+    throw new TerminalError(
+      'INVALID_ARGUMENT',
+      'agent-pty attach needs a terminal: its standard input is not one (a pipe or /dev/null); run it in a terminal',
+    );
+  }
   const file = newestWatchUrlFile();
   if (file === undefined) {
     throw new TerminalError(
@@ -81,6 +89,7 @@ export async function runAttach(argv: readonly string[], io: AttachIo = process)
       finished = true;
       clearInterval(heartbeat);
       io.stdin.off('data', onKeys);
+      io.stdin.off('end', onEnd);
       if (io.stdin.isTTY) io.stdin.setRawMode(false);
       io.stdin.pause();
       io.stderr.write(`\r\n[agent-pty attach: ${why}]\r\n`);
@@ -97,6 +106,11 @@ export async function runAttach(argv: readonly string[], io: AttachIo = process)
         return; // the server's `hold free` ends attach
       }
       send({ t: 'key', id: session.id, data: text });
+    };
+    // The terminal went away (hung up, closed): nobody types any more, so the keyboard goes back now.
+    const onEnd = (): void => {
+      if (session !== undefined && held) send({ t: 'release', id: session.id });
+      finish(held ? 0 : 1, 'the terminal closed; keyboard handed back');
     };
     socket.on('error', (error) => finish(1, `cannot reach the watch page: ${error.message}`));
     socket.on('unexpected-response', (_request, response) =>
@@ -151,6 +165,7 @@ export async function runAttach(argv: readonly string[], io: AttachIo = process)
             held = true;
             if (io.stdin.isTTY) io.stdin.setRawMode(true);
             io.stdin.on('data', onKeys);
+            io.stdin.once('end', onEnd);
             io.stdin.resume();
           } else if (message.state !== 'mine' && held) {
             finish(
