@@ -282,11 +282,20 @@ export class SessionKeyboard implements Disposable {
   }
 }
 
-/** The `HUMAN_HOLDS` refusal of a model's `what`. */
-function refusal(hold: ActiveHold, what: string): TerminalError {
+/** What a `HUMAN_HOLDS` refusal says was refused. */
+const REFUSED = {
+  keys: 'these keys were refused',
+  signal: 'this signal was refused',
+  resize: 'this resize was refused',
+} as const;
+
+/** The `HUMAN_HOLDS` refusal of a model's `what`: refused, not queued, and what to do instead. */
+function refusal(hold: ActiveHold, what: keyof typeof REFUSED): TerminalError {
   return new TerminalError(
     'HUMAN_HOLDS',
-    `a person holds this session's keyboard (since ${new Date(hold.since).toISOString()}); ${what} waits until they hand it back`,
+    `a person holds this session's keyboard (since ${new Date(hold.since).toISOString()}): ${REFUSED[what]}, ` +
+      'nothing was sent. Send it again once they hand the keyboard back (a send without input waits ' +
+      'meanwhile), or ask the user to hand it back',
   );
 }
 

@@ -146,7 +146,12 @@ it("refuses a held send's bad request at once, with the code it gets without a h
   // Valid keys are still refused while held, and a capped bound above maxTimeoutMs is no mistake.
   await expect(keyboard.guardSend({ keys: ['Enter'] }, undefined, start).done).rejects.toMatchObject({
     code: 'HUMAN_HOLDS',
+    // Refused, not queued: the message must not say it waits.
+    message: expect.stringMatching(
+      /: these keys were refused, nothing was sent\. Send it again once they hand/,
+    ),
   });
+  expect(() => keyboard.assertModelMayDrive('signal')).toThrow(/this signal was refused.*ask the user/);
   const capped = keyboard.guardSend({ text: 'ls', timeoutMs: 20_000, maxWaitMs: 100 }, undefined, start);
   await vi.advanceTimersByTimeAsync(100);
   await expect(capped.done).resolves.toMatchObject({ waitReason: 'human' });
