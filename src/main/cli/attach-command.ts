@@ -54,14 +54,6 @@ export function parseAttachOptions(argv: readonly string[]): { name: string; for
 /** Runs `agent-pty attach`; resolves with the exit code once the keyboard is handed back. */
 export async function runAttach(argv: readonly string[], io: AttachIo = process): Promise<number> {
   const { name, force } = parseAttachOptions(argv);
-  // Without a terminal there is no person to type and no raw mode: a pipe or /dev/null would take
-  // the keyboard from the agent and keep it until the heartbeat timeout, or forever.
-  if (io.stdin.isTTY !== true) {
-    throw new TerminalError(
-      'INVALID_ARGUMENT',
-      'agent-pty attach needs a terminal: its standard input is not one (a pipe or /dev/null); run it in a terminal',
-    );
-  }
   const file = newestWatchUrlFile();
   if (file === undefined) {
     throw new TerminalError(
@@ -79,12 +71,13 @@ export async function runAttach(argv: readonly string[], io: AttachIo = process)
   const send = (message: object): void => {
     if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
   };
-  return new Promise<number>((resolve) => {
+  return new Promise<number>((resolve, reject) => {
     let session: WatchedSession | undefined;
     let held = false;
     let finished = false;
     const heartbeat = setInterval(() => send({ t: 'beat' }), HEARTBEAT_MS);
-    const finish = (code: number, why: string): void => {
+    /** Ends attach with `code`, saying `why`; with `error` instead, the command fails with it. */
+    const finish = (code: number, why: string, error?: TerminalError): void => {
       if (finished) return;
       finished = true;
       clearInterval(heartbeat);
@@ -92,9 +85,10 @@ export async function runAttach(argv: readonly string[], io: AttachIo = process)
       io.stdin.off('end', onEnd);
       if (io.stdin.isTTY) io.stdin.setRawMode(false);
       io.stdin.pause();
-      io.stderr.write(`\r\n[agent-pty attach: ${why}]\r\n`);
+      if (error === undefined) io.stderr.write(`\r\n[agent-pty attach: ${why}]\r\n`);
       socket.close();
-      resolve(code);
+      if (error === undefined) resolve(code);
+      else reject(error);
     };
     const onKeys = (data: Buffer): void => {
       if (session === undefined || !held) return;
@@ -142,6 +136,15 @@ export async function runAttach(argv: readonly string[], io: AttachIo = process)
               1,
               `no session named ${name} (sessions: ${message.sessions.map((s) => s.name ?? s.id).join(', ') || 'none'})`,
             );
+            return;
+          }
+          // Without a terminal there is no person to type and no raw mode: a pipe or /dev/null would
+          // take the keyboard from the agent and keep it (the heartbeat keeps the hold alive) with
+          // nobody there. Checked once the name is known, so a wrong name is still said first.
+          if (io.stdin.isTTY !== true) {
+            const why =
+              'agent-pty attach needs a terminal: its standard input is not one (a pipe or /dev/null); run it in a terminal';
+            finish(1, why, new TerminalError('INVALID_ARGUMENT', why));
             return;
           }
           send({ t: 'watch', id: session.id });
