@@ -37,7 +37,7 @@ export type WaitReason =
   | 'timeout'
   /** The shell exited or the session was closed. */
   | 'session_exit'
-  /** A person holds the keyboard (SPEC §13): nothing of this send was written. */
+  /** A person holds the keyboard (SPEC §13); `humanHold` says whether this send's input was typed. */
   | 'human';
 
 /** Names of the signals `session.signal()` delivers. */
