@@ -37,7 +37,7 @@ export type WaitReason =
   | 'timeout'
   /** The shell exited or the session was closed. */
   | 'session_exit'
-  /** A person holds the keyboard (SPEC §13): nothing of this send was written. */
+  /** A person holds the keyboard (SPEC §13); `humanHold` says whether this send's input was typed. */
   | 'human';
 
 /** Names of the signals `session.signal()` delivers. */
@@ -232,7 +232,17 @@ export interface TerminalSendResult {
    * words suggest it. The model should ask the user to type it, never guess it.
    */
   inputHidden?: true | 'likely';
+  /**
+   * With `waitReason: 'human'`, which send the person's hold settled (SPEC §13): `taken_over` — it was in
+   * flight at take-over, so its input was typed and may still be running; `not_typed` — its input waited
+   * for hand-back and its bound ended first, nothing typed; `wait_only` — it had no input and its bound
+   * ended while held.
+   */
+  humanHold?: HumanHold;
 }
+
+/** Which send a keyboard hold settled `human` (see {@link TerminalSendResult.humanHold}). */
+export type HumanHold = 'taken_over' | 'not_typed' | 'wait_only';
 
 /** How a send's cap (`maxWaitMs`) cut its wait bound. */
 export interface CappedWait {

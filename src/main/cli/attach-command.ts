@@ -71,21 +71,24 @@ export async function runAttach(argv: readonly string[], io: AttachIo = process)
   const send = (message: object): void => {
     if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
   };
-  return new Promise<number>((resolve) => {
+  return new Promise<number>((resolve, reject) => {
     let session: WatchedSession | undefined;
     let held = false;
     let finished = false;
     const heartbeat = setInterval(() => send({ t: 'beat' }), HEARTBEAT_MS);
-    const finish = (code: number, why: string): void => {
+    /** Ends attach with `code`, saying `why`; with `error` instead, the command fails with it. */
+    const finish = (code: number, why: string, error?: TerminalError): void => {
       if (finished) return;
       finished = true;
       clearInterval(heartbeat);
       io.stdin.off('data', onKeys);
+      io.stdin.off('end', onEnd);
       if (io.stdin.isTTY) io.stdin.setRawMode(false);
       io.stdin.pause();
-      io.stderr.write(`\r\n[agent-pty attach: ${why}]\r\n`);
+      if (error === undefined) io.stderr.write(`\r\n[agent-pty attach: ${why}]\r\n`);
       socket.close();
-      resolve(code);
+      if (error === undefined) resolve(code);
+      else reject(error);
     };
     const onKeys = (data: Buffer): void => {
       if (session === undefined || !held) return;
@@ -97,6 +100,11 @@ export async function runAttach(argv: readonly string[], io: AttachIo = process)
         return; // the server's `hold free` ends attach
       }
       send({ t: 'key', id: session.id, data: text });
+    };
+    // The terminal went away (hung up, closed): nobody types any more, so the keyboard goes back now.
+    const onEnd = (): void => {
+      if (session !== undefined && held) send({ t: 'release', id: session.id });
+      finish(held ? 0 : 1, 'the terminal closed; keyboard handed back');
     };
     socket.on('error', (error) => finish(1, `cannot reach the watch page: ${error.message}`));
     socket.on('unexpected-response', (_request, response) =>
@@ -130,6 +138,15 @@ export async function runAttach(argv: readonly string[], io: AttachIo = process)
             );
             return;
           }
+          // Without a terminal there is no person to type and no raw mode: a pipe or /dev/null would
+          // take the keyboard from the agent and keep it (the heartbeat keeps the hold alive) with
+          // nobody there. Checked once the name is known, so a wrong name is still said first.
+          if (io.stdin.isTTY !== true) {
+            const why =
+              'agent-pty attach needs a terminal: its standard input is not one (a pipe or /dev/null); run it in a terminal';
+            finish(1, why, new TerminalError('INVALID_ARGUMENT', why));
+            return;
+          }
           send({ t: 'watch', id: session.id });
           return;
         }
@@ -151,6 +168,7 @@ export async function runAttach(argv: readonly string[], io: AttachIo = process)
             held = true;
             if (io.stdin.isTTY) io.stdin.setRawMode(true);
             io.stdin.on('data', onKeys);
+            io.stdin.once('end', onEnd);
             io.stdin.resume();
           } else if (message.state !== 'mine' && held) {
             finish(

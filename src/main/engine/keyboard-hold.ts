@@ -189,8 +189,12 @@ export class SessionKeyboard implements Disposable {
    */
   private asHuman(send: TrackedSend, result: TerminalSendResult): TerminalSendResult {
     const boundEnded = result.waitReason === 'running' || result.waitReason === 'timeout';
-    if (send.takenOver && result.waitReason === 'running') return { ...result, waitReason: 'human' };
-    if (send.waitOnly && boundEnded && this.current !== undefined) return { ...result, waitReason: 'human' };
+    if (send.takenOver && result.waitReason === 'running') {
+      return { ...result, waitReason: 'human', humanHold: 'taken_over' };
+    }
+    if (send.waitOnly && boundEnded && this.current !== undefined) {
+      return { ...result, waitReason: 'human', humanHold: 'wait_only' };
+    }
     return result;
   }
 
@@ -219,6 +223,7 @@ export class SessionKeyboard implements Disposable {
               withCap({
                 viewport: '',
                 waitReason: 'human',
+                humanHold: 'not_typed',
                 sessionStatus,
                 truncated: false,
                 elapsedMs: Math.round((performance.now() - startedAt) * 100) / 100,
@@ -238,8 +243,14 @@ export class SessionKeyboard implements Disposable {
         }
         // Written after hand-back with what is left of its bound (the cap already applied to it).
         const { maxWaitMs: _appliedAlready, ...rest } = spec;
+        const waitedMs = performance.now() - startedAt;
         started = this.track(start({ ...rest, timeoutMs: left }), false);
-        started.done.then((result) => resolve(withCap(result)), reject);
+        // The call's time counts from the send, not from hand-back: the wait for the keyboard is part of it.
+        const fromSendStart = (result: TerminalSendResult): TerminalSendResult => ({
+          ...result,
+          elapsedMs: Math.round((waitedMs + result.elapsedMs) * 100) / 100,
+        });
+        started.done.then((result) => resolve(withCap(fromSendStart(result))), reject);
       };
       this.waiting.add(wake);
       store.own('keyboard wait', () => this.waiting.delete(wake));
@@ -271,11 +282,20 @@ export class SessionKeyboard implements Disposable {
   }
 }
 
-/** The `HUMAN_HOLDS` refusal of a model's `what`. */
-function refusal(hold: ActiveHold, what: string): TerminalError {
+/** What a `HUMAN_HOLDS` refusal says was refused. */
+const REFUSED = {
+  keys: 'these keys were refused',
+  signal: 'this signal was refused',
+  resize: 'this resize was refused',
+} as const;
+
+/** The `HUMAN_HOLDS` refusal of a model's `what`: refused, not queued, and what to do instead. */
+function refusal(hold: ActiveHold, what: keyof typeof REFUSED): TerminalError {
   return new TerminalError(
     'HUMAN_HOLDS',
-    `a person holds this session's keyboard (since ${new Date(hold.since).toISOString()}); ${what} waits until they hand it back`,
+    `a person holds this session's keyboard (since ${new Date(hold.since).toISOString()}): ${REFUSED[what]}, ` +
+      'nothing was sent. Send it again once they hand the keyboard back (a send without input waits ' +
+      'meanwhile), or ask the user to hand it back',
   );
 }
 

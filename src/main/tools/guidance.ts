@@ -22,7 +22,7 @@ export const TERMINAL_TOOLS_GUIDANCE = `## Terminal sessions
 - \`pattern\`: your \`waitFor\` matched; the program may still run (a server).
 - \`inferred_idle\`, \`timeout\`: NOT proven finished; check before relying on it.
 - \`session_exit\`: the shell is gone; open a new one.
-- \`human\`: a person holds the keyboard; nothing was typed. Wait, then send again.
+- \`human\`: a person holds the keyboard. Wait with a send without text; type it again only if the note says nothing was typed (a command in flight at take-over was typed).
 \`[input: hidden]\` (JSON \`inputHidden\`) marks a password prompt: ask the user to type it, never guess it.
 
 Start servers and watchers with \`waitFor\`, e.g. \`{"text": "npm run dev", "waitFor": "Listening on|ready in"}\`. A full-screen program (vim, nano, less) returns its \`[screen: …]\`: drive it with \`keys\`, e.g. \`["Escape", {"text": ":wq"}, "Enter"]\`. One command per send; interrupt with \`terminal_signal\`, never control characters; close sessions you no longer need.

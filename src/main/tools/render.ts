@@ -9,7 +9,13 @@
  * result's `hint` is made of exactly those notes ({@link hintOf}): the words cannot drift apart,
  * because the text is built from the same strings.
  */
-import type { ForegroundProcess, SessionStatus, TerminalScreen, WaitReason } from '../../shared/types.js';
+import type {
+  ForegroundProcess,
+  HumanHold,
+  SessionStatus,
+  TerminalScreen,
+  WaitReason,
+} from '../../shared/types.js';
 
 /** One line of a rendered result. */
 export interface ResultLine {
@@ -66,7 +72,11 @@ function waitAgainCall(sessionId: string | undefined): string {
 }
 
 /** What each wait reason tells the model to do next; proven readiness needs no comment. */
-function waitNote(reason: WaitReason, sessionId: string | undefined): string | undefined {
+function waitNote(
+  reason: WaitReason,
+  sessionId: string | undefined,
+  humanHold: HumanHold | undefined,
+): string | undefined {
   const waitAgain = waitAgainCall(sessionId);
   switch (reason) {
     case 'stdin_read':
@@ -96,19 +106,45 @@ function waitNote(reason: WaitReason, sessionId: string | undefined): string | u
     case 'session_exit':
       return 'The shell exited or the session was closed; open a new one with terminal_open.';
     case 'human':
+      return humanNote(humanHold, waitAgain);
+  }
+}
+
+/**
+ * What a `human` result tells the model, by which send the hold settled: whether its input was typed
+ * decides whether sending it again would run it twice.
+ */
+function humanNote(humanHold: HumanHold | undefined, waitAgain: string): string {
+  switch (humanHold) {
+    case 'taken_over':
+      return (
+        "A person took this terminal's keyboard (the watch page) while this command ran: it was typed and" +
+        ` may still be running. Do not send it again; wait with ${waitAgain} after they hand the keyboard back.`
+      );
+    case 'not_typed':
       return (
         "A person holds this terminal's keyboard (the watch page): nothing of this send was typed. Let them" +
         ` finish; wait with ${waitAgain}, and send your input again once they hand the keyboard back.`
+      );
+    case 'wait_only':
+      return (
+        "A person holds this terminal's keyboard (the watch page): this wait's bound ended while they held it" +
+        ` (it typed nothing). Keep waiting with ${waitAgain}; it settles when they hand the keyboard back, or ask the user.`
+      );
+    case undefined:
+      return (
+        "A person holds this terminal's keyboard (the watch page). Let them finish; wait with" +
+        ` ${waitAgain}, and check with terminal_read whether your input was typed before sending it again.`
       );
   }
 }
 
 /**
  * `[wait: reason]` plus what the reason means for the next step. With `sessionId`, the note names the
- * exact call that keeps waiting.
+ * exact call that keeps waiting; `humanHold` says which send a `human` result is.
  */
-export function renderWait(reason: WaitReason, sessionId?: string): ResultLine {
-  const note = waitNote(reason, sessionId);
+export function renderWait(reason: WaitReason, sessionId?: string, humanHold?: HumanHold): ResultLine {
+  const note = waitNote(reason, sessionId, humanHold);
   return note === undefined ? plainLine(`[wait: ${reason}]`) : noteLine(`[wait: ${reason}]`, note);
 }
 

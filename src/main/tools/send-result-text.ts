@@ -53,7 +53,7 @@ export function renderSendResult(result: TerminalSendResult, options: SendResult
   const { sessionId } = options;
   const status: ResultLine[] = [
     ...(result.screen === undefined ? [] : renderScreen(result.screen)),
-    renderWait(result.waitReason, sessionId),
+    renderWait(result.waitReason, sessionId, result.humanHold),
     ...(result.inputHidden === undefined ? [] : [renderInputHidden(result.inputHidden, options.watchPage)]),
     ...(result.exitCode === undefined ? [] : [renderExit(result.exitCode)]),
     ...renderForeground(result.foreground),

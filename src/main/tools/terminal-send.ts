@@ -1,6 +1,7 @@
 /**
  * `terminal_send {sessionId, text?, submit?, keys?, timeoutMs?, waitFor?}` → `{ output, screen?,
- * foreground?, waitReason, exitCode?, cwd?, sessionStatus, truncated, elapsedMs, hint? }`, rendered by
+ * foreground?, waitReason, inputHidden?, humanHold?, exitCode?, cwd?, sessionStatus, truncated, elapsedMs,
+ * hint? }`, rendered by
  * send-result-text.ts (the `hint` holds the notes of that text). Without text and keys the send only
  * waits: how a model keeps waiting for a running command; `text: ""` presses Enter.
  */
@@ -104,6 +105,7 @@ export const terminalSend = defineTool({
       'human',
     ]),
     inputHidden: z.union([z.literal(true), z.literal('likely')]).optional(),
+    humanHold: z.enum(['taken_over', 'not_typed', 'wait_only']).optional(),
     exitCode: z.number().int().optional(),
     cwd: z.string().optional(),
     sessionStatus: sessionStatusOutput,
@@ -158,6 +160,7 @@ export const terminalSend = defineTool({
           : { foreground: { pid: result.foreground.pid, command: result.foreground.command } }),
         waitReason: result.waitReason,
         ...(result.inputHidden === undefined ? {} : { inputHidden: result.inputHidden }),
+        ...(result.humanHold === undefined ? {} : { humanHold: result.humanHold }),
         ...(result.exitCode === undefined ? {} : { exitCode: result.exitCode }),
         ...(result.cwd === undefined ? {} : { cwd: result.cwd }),
         sessionStatus: statusOutput(result.sessionStatus),

@@ -1,26 +1,45 @@
 /**
  * What the watch page lists for a session (SPEC §13): name, mode, containment, foreground, busy and
  * limits. Busy, foreground and the hold come from the host-side handle where it keeps them
- * (`ThreadSession`); a handle that does not is listed without them.
+ * (`ThreadSession`); for a handle that does not (a daemon's session seen through `mcp --daemon`), from
+ * the engine's listing, which the daemon fills from the handle it keeps.
  */
-import type { SessionLimits, SessionStatus, TerminalSession } from '../../shared/types.js';
+import type { SessionLimits, SessionListing, SessionStatus, TerminalSession } from '../../shared/types.js';
 import type { WatchedSession } from './watch-protocol.js';
 import type { WatchSource } from './watch-source.js';
 
-/** What the server watches of an in-process engine (`mcp --watch`): its sessions. */
+/** What the server watches of an engine (`mcp --watch`): its sessions, and its listing when it has one. */
 export interface WatchedEngine {
   sessions(): TerminalSession[];
+  /** The engine's listing (`PtyEngine.list()`): the hold and busy state of sessions kept elsewhere. */
+  list?(): Promise<SessionListing[]>;
 }
+
+/** A listing as an engine may give it: a daemon's may also say the foreground (as a watcher's does). */
+type ListingWithForeground = SessionListing & { readonly foreground?: string };
 
 /** The watch source of an engine: its own sessions, listed with {@link overviewOf}. */
 export function engineWatchSource(engine: WatchedEngine): WatchSource {
   return {
-    overview: async () =>
-      (await Promise.all(engine.sessions().map(overviewOf))).filter(
-        (entry): entry is WatchedSession => entry !== undefined,
-      ),
+    overview: async () => {
+      const listings = await listingsOf(engine);
+      return (
+        await Promise.all(engine.sessions().map((session) => overviewOf(session, listings.get(session.id))))
+      ).filter((entry): entry is WatchedSession => entry !== undefined);
+    },
     session: (id) => engine.sessions().find((session) => session.id === id),
   };
+}
+
+/** The engine's listings by id; none when it has no listing or it fails (the page still lists the sessions). */
+async function listingsOf(engine: WatchedEngine): Promise<Map<string, ListingWithForeground>> {
+  if (engine.list === undefined) return new Map();
+  try {
+    const listings: ListingWithForeground[] = await engine.list();
+    return new Map(listings.map((listing) => [listing.id, listing]));
+  } catch {
+    return new Map(); // closing, or the daemon went away: the sessions' own status says so
+  }
 }
 
 /** What a host-side handle may tell beyond `TerminalSession` (an in-process engine's handle does). */
@@ -30,8 +49,14 @@ interface SessionActivity {
   readonly lastForeground?: { command: string };
 }
 
-/** `session` as the page lists it; undefined once it is closed. */
-export async function overviewOf(session: TerminalSession): Promise<WatchedSession | undefined> {
+/**
+ * `session` as the page lists it; undefined once it is closed. What its handle does not keep comes
+ * from `listing`, the engine's listing of it.
+ */
+export async function overviewOf(
+  session: TerminalSession,
+  listing?: ListingWithForeground,
+): Promise<WatchedSession | undefined> {
   let status: Awaited<ReturnType<TerminalSession['status']>>;
   try {
     status = await session.status();
@@ -39,16 +64,18 @@ export async function overviewOf(session: TerminalSession): Promise<WatchedSessi
     return undefined; // closed meanwhile: it leaves the list
   }
   const activity = session as TerminalSession & SessionActivity;
+  // A handle that keeps the hold (`ThreadSession`) knows it best; a remote handle has no such field.
+  const keepsHold = 'heldSince' in activity;
   return {
     id: session.id,
     name: session.name,
     mode: session.sandbox?.mode ?? 'unconfined',
     containment: status.containment,
-    foreground: activity.lastForeground?.command,
-    busy: activity.busy === true,
+    foreground: activity.lastForeground?.command ?? listing?.foreground,
+    busy: activity.busy === true || listing?.busy === true,
     limits: limitsInWords(status.limits),
     status: statusInWords(status),
-    heldSince: activity.heldSince,
+    heldSince: keepsHold ? activity.heldSince : listing?.heldSince,
   };
 }
 

@@ -93,6 +93,24 @@ it('settles a send in flight at take-over `human` at once; a wait-only send whos
   await hold.release();
 });
 
+it('says a send taken over in flight was typed: its command keeps running and finishes once, not sent again', async () => {
+  const session = await bash();
+  const running = session.startSend({ text: 'sleep 3; echo slept-$((6*7))', timeoutMs: 60_000 });
+  await commandRunning(session.pid, 'sleep');
+  const hold = await session.takeKeyboard({ holder: 'page' });
+  const taken = await running.done;
+  expect(taken).toMatchObject({
+    waitReason: 'human',
+    humanHold: 'taken_over',
+    foreground: { command: 'sleep' },
+  });
+  await hold.release();
+  // Waiting (no input) is all it takes: the typed command finishes by itself, once.
+  const back = await session.startSend({ timeoutMs: 20_000 }).done;
+  expect(back.waitReason).toBe('stdin_read');
+  expect(back.viewport.match(/^slept-42\s*$/gm)).toHaveLength(1);
+});
+
 it("refuses a held send's bad request at once as without a hold, and keeps a waited send's cappedWait", async () => {
   const session = await bash();
   const bad = [

@@ -1,8 +1,10 @@
 /**
  * `agent-pty attach NAME` (SPEC §13): a real terminal (a pty here) on a session through the same
  * keyboard hold as the watch page: it draws the session's screen at the session's own size without
- * resizing it, says both sizes, passes the person's keys in raw mode, and Ctrl-] hands back.
+ * resizing it, says both sizes, passes the person's keys in raw mode, and Ctrl-] hands back. Without a
+ * terminal (stdin /dev/null) it refuses instead of holding the keyboard with nobody to type.
  */
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -72,4 +74,38 @@ it('types into a getpass prompt from a real terminal, never resizes the session,
   expect(after.viewport).toMatch(/^len 12\s*$/m);
   expect(after.viewport).toMatch(/^back-42\s*$/m);
   expect(after.viewport).not.toContain('s3cret-value');
+});
+
+it('refuses without a terminal (stdin /dev/null) at once, and leaves the keyboard free', async () => {
+  const engine = await testEngine({ disposeGraceMs: 300 });
+  const session = await engine.spawn({ name: 'work' });
+  const held = () => (session as unknown as { heldSince: number | undefined }).heldSince;
+  server = await startWatchServer({ engine, recordingsDir: dir });
+  const runtime = path.join(dir, 'run');
+  mkdirSync(runtime, { mode: 0o700 });
+  writeWatchUrlFile(server.url, { XDG_RUNTIME_DIR: runtime });
+  const child = spawn(process.execPath, [BIN, 'attach', 'work'], {
+    cwd: dir,
+    env: { ...process.env, XDG_RUNTIME_DIR: runtime },
+    stdio: ['ignore', 'pipe', 'pipe'], // 'ignore' is /dev/null
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  let exitCode: number | null | undefined;
+  child.on('exit', (code) => {
+    exitCode = code;
+  });
+  try {
+    await until('attach exited', () => exitCode !== undefined, 15_000);
+  } finally {
+    child.kill();
+  }
+  expect(exitCode).not.toBe(0);
+  expect(stderr).toMatch(/INVALID_ARGUMENT/);
+  expect(stderr).toMatch(/attach needs a terminal/);
+  expect(held()).toBeUndefined();
+  const after = await session.startSend({ text: 'echo free-$((6*7))' }).done;
+  expect(after.viewport).toMatch(/^free-42\s*$/m);
 });

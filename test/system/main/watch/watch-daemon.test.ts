@@ -13,6 +13,7 @@ import puppeteer from 'puppeteer-core';
 import { afterEach, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { createRemoteEngine } from '../../../../dist/main/index.js';
+import { engineWatchSource } from '../../../../dist/main/watch/session-overview.js';
 import type { ServerMessage, WatchedSession } from '../../../../dist/main/watch/watch-protocol.js';
 import { CHROMIUM_PATH, chromiumArgs, chromiumIt } from '../../../support/chromium.js';
 import { BIN, scratchDirectory, startDaemonProcess } from '../../../support/daemon.js';
@@ -224,4 +225,29 @@ it('agent-pty attach refuses a name that two scopes’ sessions share, naming ea
     expect(stderr).toContain(`${session.id} (danger-full-access in ${join(dir, ['one', 'two'][index]!)})`);
   }
   for (const engine of engines) await engine.shutdown();
+});
+
+it('mcp --daemon --watch lists a daemon session’s hold and busy state from the engine’s listing', async () => {
+  const dir = scratchDirectory(0o700);
+  const socket = join(dir, 'run', 'engine.sock');
+  await startDaemonProcess(socket);
+  const model = await createRemoteEngine({ socket });
+  try {
+    const session = await model.spawn({ name: 'remote' });
+    // The page of `mcp --watch` over a daemon client: the engine's own sessions are remote handles.
+    const source = engineWatchSource(model);
+    const entry = async () => (await source.overview()).find((listed) => listed.id === session.id);
+    expect(await entry()).toMatchObject({ name: 'remote', heldSince: undefined });
+    const hold = await session.takeKeyboard({ holder: 'page' });
+    const heldSince = (await entry())?.heldSince;
+    expect(heldSince).toBeGreaterThan(Date.now() - 60_000);
+    // A send with input waits for hand-back inside the daemon: the page says the session is busy.
+    const waiting = session.startSend({ text: 'echo back-$((6*7))', timeoutMs: 20_000 }).done;
+    await until('the page lists it busy', async () => (await entry())?.busy === true);
+    await hold.release();
+    expect((await waiting).viewport).toMatch(/^back-42\s*$/m);
+    expect(await entry()).toMatchObject({ heldSince: undefined, busy: false });
+  } finally {
+    await model.shutdown();
+  }
 });

@@ -79,8 +79,13 @@ it("starts a send that waited for hand-back with what is left of its bound, neve
   await vi.advanceTimersByTimeAsync(1500);
   expect(started).toEqual([]);
   await hold.release();
-  // The thread is not told the cap (it gets what is left of the bound): the report is kept here.
-  await expect(send.done).resolves.toEqual({ ...result, cappedWait: { boundMs: 4000, askedMs: 5000 } });
+  // The thread is not told the cap (it gets what is left of the bound): the report is kept here. The
+  // call's time counts from the send: the 1500 ms waited for the keyboard and the 1 ms the thread took.
+  await expect(send.done).resolves.toEqual({
+    ...result,
+    elapsedMs: 1501,
+    cappedWait: { boundMs: 4000, askedMs: 5000 },
+  });
   expect(started).toEqual([{ text: 'ls', timeoutMs: 2500 }]); // 4000 (the cap) less the 1500 waited
   expect(session.written).toEqual(['secret\r']);
   keyboard.dispose();
@@ -141,10 +146,52 @@ it("refuses a held send's bad request at once, with the code it gets without a h
   // Valid keys are still refused while held, and a capped bound above maxTimeoutMs is no mistake.
   await expect(keyboard.guardSend({ keys: ['Enter'] }, undefined, start).done).rejects.toMatchObject({
     code: 'HUMAN_HOLDS',
+    // Refused, not queued: the message must not say it waits.
+    message: expect.stringMatching(
+      /: these keys were refused, nothing was sent\. Send it again once they hand/,
+    ),
   });
+  expect(() => keyboard.assertModelMayDrive('signal')).toThrow(/this signal was refused.*ask the user/);
   const capped = keyboard.guardSend({ text: 'ls', timeoutMs: 20_000, maxWaitMs: 100 }, undefined, start);
   await vi.advanceTimersByTimeAsync(100);
   await expect(capped.done).resolves.toMatchObject({ waitReason: 'human' });
   expect(start).not.toHaveBeenCalled();
+  keyboard.dispose();
+});
+
+it('says which send a hold settled `human`: taken over in flight, not typed, or a wait without input', async () => {
+  const keyboard = new SessionKeyboard(port(), BOUNDS);
+  const running: TerminalSendResult = {
+    viewport: '',
+    waitReason: 'running',
+    sessionStatus: STATUS,
+    truncated: false,
+    elapsedMs: 1,
+  };
+  /** A send the fake thread settles `running` when `finish` is called (its ended wait, or its bound). */
+  function pending(): { start: () => { sendId: number; op: SendOperation }; finish: () => void } {
+    let finish!: () => void;
+    const done = new Promise<TerminalSendResult>((resolve) => {
+      finish = () => resolve(running);
+    });
+    const op: SendOperation = {
+      done,
+      readOutput: async () => ({ delta: '', truncated: false }),
+      cancel: async () => undefined,
+    };
+    return { start: () => ({ sendId: 1, op }), finish: () => finish() };
+  }
+  const inFlight = pending();
+  const typed = keyboard.guardSend({ text: 'sleep 3' }, undefined, inFlight.start);
+  keyboard.take({ holder: 'page' });
+  inFlight.finish();
+  await expect(typed.done).resolves.toMatchObject({ waitReason: 'human', humanHold: 'taken_over' });
+  const waitOnly = pending();
+  const waited = keyboard.guardSend({ timeoutMs: 300 }, undefined, waitOnly.start);
+  waitOnly.finish();
+  await expect(waited.done).resolves.toMatchObject({ waitReason: 'human', humanHold: 'wait_only' });
+  const notTyped = keyboard.guardSend({ text: 'ls', timeoutMs: 300 }, undefined, vi.fn());
+  await vi.advanceTimersByTimeAsync(300);
+  await expect(notTyped.done).resolves.toMatchObject({ waitReason: 'human', humanHold: 'not_typed' });
   keyboard.dispose();
 });

@@ -70,13 +70,41 @@ it("says how to start a watch page when none runs, and 'likely' when only the wo
   expect(outcome.json.hint).toContain('[input: likely hidden');
 });
 
-it('explains `human`: a person holds the keyboard and nothing was typed', async () => {
+async function sendRaw(id: string, args: Record<string, unknown>) {
+  const outcome = await runTerminalTool('terminal_send', { sessionId: id, ...args }, ctx);
+  if (outcome.isError) throw new Error(outcome.text);
+  const tool = TERMINAL_TOOLS.find((candidate) => candidate.name === 'terminal_send')!;
+  expect(tool.output.safeParse(outcome.json).error).toBeUndefined();
+  return outcome;
+}
+
+it('explains `human` by which send it is: typed and maybe running, nothing typed, or a wait', async () => {
   const { id, session } = await open();
-  session.script = () => ({ viewport: '', waitReason: 'human' });
-  const outcome = await send(id, ctx);
-  const note =
-    "A person holds this terminal's keyboard (the watch page): nothing of this send was typed. Let them " +
-    `finish; wait with terminal_send {"sessionId":"${id}"} (no text), and send your input again once they hand the keyboard back.`;
-  expect(outcome.text).toBe(`[wait: human] ${note}\n[session: running]`);
-  expect(outcome.json).toMatchObject({ waitReason: 'human', hint: note });
+  const waitAgain = `terminal_send {"sessionId":"${id}"} (no text)`;
+  const cases = [
+    [
+      'taken_over',
+      { text: 'sleep 3; echo slept' },
+      "A person took this terminal's keyboard (the watch page) while this command ran: it was typed and " +
+        `may still be running. Do not send it again; wait with ${waitAgain} after they hand the keyboard back.`,
+    ],
+    [
+      'not_typed',
+      { text: 'echo hi' },
+      "A person holds this terminal's keyboard (the watch page): nothing of this send was typed. Let them " +
+        `finish; wait with ${waitAgain}, and send your input again once they hand the keyboard back.`,
+    ],
+    [
+      'wait_only',
+      {},
+      "A person holds this terminal's keyboard (the watch page): this wait's bound ended while they held it " +
+        `(it typed nothing). Keep waiting with ${waitAgain}; it settles when they hand the keyboard back, or ask the user.`,
+    ],
+  ] as const;
+  for (const [humanHold, args, note] of cases) {
+    session.script = () => ({ viewport: '', waitReason: 'human', humanHold });
+    const outcome = await sendRaw(id, args);
+    expect(outcome.text).toBe(`[wait: human] ${note}\n[session: running]`);
+    expect(outcome.json).toMatchObject({ waitReason: 'human', humanHold, hint: note });
+  }
 });
