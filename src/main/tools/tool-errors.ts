@@ -41,7 +41,7 @@ const NEXT_STEP: Record<TerminalErrorCode, string> = {
     'Another connection is using this terminal; wait until it is closed or detached, or open a new terminal under another name.',
   ABORTED: 'The call was cancelled.',
   TRANSPORT_CLOSED:
-    'The link to the world this session ran in closed, and its far side closes its sessions; open a new terminal with terminal_open (the world reconnects).',
+    'The link this session ran over closed (its execution world or the agent-pty daemon stopped), and the terminals on its far side are gone; terminal_open starts a new one (it reconnects).',
   PROTOCOL_MISMATCH:
     'The world runs another agent-pty version; ask the user to install the same version on both ends.',
   HUMAN_HOLDS:

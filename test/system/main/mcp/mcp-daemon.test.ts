@@ -127,4 +127,32 @@ describe('mcp --daemon', () => {
     await call(second, 'terminal_close', { sessionId: fresh.sessionId });
     expect(await call(second, 'terminal_open', { name: 'old' })).toMatchObject({ reattached: true });
   });
+
+  it('after the daemon is killed, the server starts a new one: terminal_open and terminal_list work again', async () => {
+    const context = setup();
+    const client = await server(context);
+    const opened = await call(client, 'terminal_open', { name: 'doomed' });
+    const [daemon] = daemonsOn(context.socket);
+    process.kill(daemon!, 'SIGKILL');
+    await until(
+      'the daemon and its shell to be gone',
+      () => !isAlive(daemon!) && !isAlive(opened.pid as number),
+    );
+    const fresh = await call(client, 'terminal_open', { name: 'reborn' });
+    expect(daemonsOn(context.socket)).toHaveLength(1);
+    const ran = await call(client, 'terminal_send', {
+      sessionId: fresh.sessionId,
+      text: 'echo back-$((6*7))',
+    });
+    expect(ran.output).toContain('back-42');
+    expect((await call(client, 'terminal_list')).sessions).toContainEqual(
+      expect.objectContaining({ name: 'reborn', attached: true }),
+    );
+    const stale = await client.callTool({
+      name: 'terminal_send',
+      arguments: { sessionId: opened.sessionId, text: 'echo x' },
+    });
+    expect(stale.isError).toBe(true);
+    expect(JSON.stringify(stale.content)).toContain('terminal_open starts a new one');
+  });
 });
