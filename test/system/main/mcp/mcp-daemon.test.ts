@@ -2,8 +2,8 @@
 // the daemon they start on demand, real bash in workspace-write. Five servers started at once start
 // one daemon (setsid, a 0600 log); a terminal outlives the server that opened it; the next server
 // lists it detached and reattaches it by name, with what it printed meanwhile.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -154,5 +154,28 @@ describe('mcp --daemon', () => {
     });
     expect(stale.isError).toBe(true);
     expect(JSON.stringify(stale.content)).toContain('terminal_open starts a new one');
+  });
+
+  it('fails at once, quoting the daemon log, when the daemon it started exits without answering', async () => {
+    const context = setup();
+    mkdirSync(dirname(context.socket), { recursive: true, mode: 0o700 });
+    writeFileSync(context.socket, 'not a socket');
+    socketToStop = undefined; // no daemon will run
+    let stderr = '';
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'mcp', '--daemon', '--socket', context.socket, '--workspace', context.workspace],
+      env: { ...getDefaultEnvironment(), XDG_STATE_HOME: context.state },
+      stderr: 'pipe',
+    });
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const client = new Client({ name: 'mcp-daemon-test', version: '1.0.0' });
+    clients.push(client);
+    await expect(client.connect(transport)).rejects.toThrow();
+    await until('the server to say why', () => stderr.includes('exists and is not a socket'));
+    expect(stderr).toContain('the agent-pty daemon on');
+    expect(stderr).not.toContain('did not answer');
   });
 });
