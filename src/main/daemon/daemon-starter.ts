@@ -12,7 +12,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describeError, TerminalError } from '../../shared/errors.js';
 import { findOnPath } from '../../shared/find-on-path.js';
-import { currentUid, prepareSocketDirectory } from '../worlds/socket-directory.js';
+import { checkSocketPathLength, currentUid, prepareSocketDirectory } from '../worlds/socket-directory.js';
 import { probe } from './daemon.js';
 import { tryStartLock } from './start-lock.js';
 
@@ -35,6 +35,7 @@ export function daemonLogPath(env: NodeJS.ProcessEnv = process.env): string {
 
 /** Resolves once a daemon answers on `socketPath`, starting one if none does. */
 export async function ensureDaemon(socketPath: string, log: (line: string) => void): Promise<void> {
+  checkSocketPathLength(socketPath); // before the probe: connecting would use the cut-short path
   if ((await probe(socketPath)) === 'live') return;
   prepareSocketDirectory(socketPath);
   // A lock of its own, not the daemon's: the daemon takes that one while it starts.
