@@ -156,7 +156,7 @@ function reattachedResult(opened: PtySpawnResult, where: string, maxResultBytes:
   const report = opened.reattached!;
   const orphan = report.orphanedResult;
   const header = sentenceLine(
-    `Reattached terminal session ${opened.sessionId} ("${opened.name}", ${opened.shell}, pid ${opened.pid}, ${where}): it kept running while no connection held it. ` +
+    `Reattached terminal session ${opened.sessionId} (${opened.name === undefined ? '' : `"${opened.name}", `}${opened.shell}, pid ${opened.pid}, ${where}): it kept running while no connection held it. ` +
       `Use terminal_send with sessionId "${opened.sessionId}" to go on.`,
   );
   const missed =

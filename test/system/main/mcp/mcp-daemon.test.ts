@@ -178,4 +178,37 @@ describe('mcp --daemon', () => {
     expect(stderr).toContain('the agent-pty daemon on');
     expect(stderr).not.toContain('did not answer');
   });
+
+  it('a listed id of a session this server does not hold is refused with what works: terminal_open by name, or by id when unnamed', async () => {
+    const context = setup();
+    const first = await server(context);
+    await call(first, 'terminal_open', { name: 'build' });
+    const unnamed = await call(first, 'terminal_open', {});
+    await first.close();
+    const second = await server(context);
+    const listed = (await call(second, 'terminal_list')).sessions as Json[];
+    const named = listed.find((session) => session.name === 'build')!;
+    const anonymous = listed.find((session) => session.pid === unnamed.pid)!;
+    const text = async (client: Client, name: string, args: Json) => {
+      const result = await client.callTool({ name, arguments: args });
+      expect(result.isError).toBe(true);
+      return (result.content as { text: string }[])[0]!.text;
+    };
+    expect(await text(second, 'terminal_send', { sessionId: named.sessionId, text: 'echo x' })).toContain(
+      'is detached (it was when terminal_list last ran), not held by this connection; terminal_open {"name": "build"} reattaches it',
+    );
+    expect(await text(second, 'terminal_close', { sessionId: anonymous.sessionId })).toContain(
+      `terminal_open {"name": "${anonymous.sessionId}"} reattaches it`,
+    );
+    const again = await second.callTool({ name: 'terminal_open', arguments: { name: anonymous.sessionId } });
+    expect(again.structuredContent).toMatchObject({ reattached: true, pid: unnamed.pid });
+    const header = (again.content as { text: string }[])[0]!.text.split('\n')[0]!;
+    expect(header).toMatch(/^Reattached terminal session \S+ \(bash, pid \d+/);
+    await call(second, 'terminal_open', { name: 'build' });
+    const third = await server(context);
+    const held = ((await call(third, 'terminal_list')).sessions as Json[]).find((s) => s.name === 'build')!;
+    expect(await text(third, 'terminal_send', { sessionId: held.sessionId, text: 'echo x' })).toContain(
+      'is attached to another connection, not this one; once it is detached there, terminal_open {"name": "build"} reattaches it here',
+    );
+  });
 });
