@@ -12,6 +12,8 @@ import { isAlive } from '../../../support/engine.js';
 import { until } from '../../../support/until.js';
 
 const clients: Client[] = [];
+/** What each server wrote to stderr so far. */
+const stderrOf = new WeakMap<Client, () => string>();
 let socketToStop: string | undefined;
 
 afterEach(async () => {
@@ -39,8 +41,12 @@ async function server({ socket, state, workspace }: Setup, extra: string[] = [])
     env: { ...getDefaultEnvironment(), XDG_STATE_HOME: state, MCP_CLIENT_VAR: 'from-the-client' },
     stderr: 'pipe',
   });
-  transport.stderr?.on('data', () => undefined);
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   const client = new Client({ name: 'mcp-daemon-test', version: '1.0.0' });
+  stderrOf.set(client, () => stderr);
   clients.push(client);
   await client.connect(transport);
   return client;
@@ -210,5 +216,39 @@ describe('mcp --daemon', () => {
     expect(await text(third, 'terminal_send', { sessionId: held.sessionId, text: 'echo x' })).toContain(
       'is attached to another connection, not this one; once it is detached there, terminal_open {"name": "build"} reattaches it here',
     );
+  });
+
+  it('a name held by another connection is refused with what works; a reattach says how much terminal_read can still page back', async () => {
+    const context = setup();
+    const first = await server(context);
+    const opened = await call(first, 'terminal_open', { name: 'loud' });
+    const flag = join(context.workspace, 'printed');
+    await call(first, 'terminal_send', {
+      sessionId: opened.sessionId,
+      text: `sleep 1; seq 1 30000; touch ${flag}`,
+      timeoutMs: 200,
+    });
+    const second = await server(context);
+    const taken = await second.callTool({ name: 'terminal_open', arguments: { name: 'loud' } });
+    expect(taken.isError).toBe(true);
+    const refusal = (taken.content as { text: string }[])[0]!.text;
+    expect(refusal).toContain('only once it is detached there');
+    expect(refusal).not.toContain('attach it');
+    await first.close();
+    expect(stderrOf.get(first)!()).toContain('; detaching terminals');
+    await until('the output to be printed while detached', () => existsSync(flag));
+    const again = await second.callTool({ name: 'terminal_open', arguments: { name: 'loud' } });
+    const json = again.structuredContent as Json;
+    const text = (again.content as { text: string }[])[0]!.text;
+    const counts =
+      /(\d+) earlier lines are not shown; terminal_read \{[^}]*\} can page back through (\d+) of them; the other (\d+) are gone \(the scrollback holds (\d+) lines\)/.exec(
+        text,
+      );
+    expect(counts).not.toBeNull();
+    const [missed, pageable, gone, held] = counts!.slice(1).map(Number) as [number, number, number, number];
+    expect(missed).toBe(json.missedLines);
+    expect(pageable + gone).toBe(missed);
+    expect(held).toBeLessThanOrEqual(10_000);
+    expect(pageable).toBeLessThan(held);
   });
 });
