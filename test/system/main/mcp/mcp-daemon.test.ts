@@ -160,6 +160,7 @@ describe('mcp --daemon', () => {
     });
     expect(stale.isError).toBe(true);
     expect(JSON.stringify(stale.content)).toContain('terminal_open starts a new one');
+    expect(JSON.stringify(stale.content)).toContain('agent-pty daemon link closed');
   });
 
   it('fails at once, quoting the daemon log, when the daemon it started exits without answering', async () => {
