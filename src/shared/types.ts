@@ -401,6 +401,8 @@ export interface ReattachReport {
   lines?: string;
   /** Lines that were neither shown to a client nor fit in `lines`. */
   missedLines: number;
+  /** Lines the scrollback holds now (what `read` can page back through); the rest of `missedLines` is gone. */
+  scrollbackLines?: number;
 }
 
 /*

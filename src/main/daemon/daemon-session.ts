@@ -223,6 +223,11 @@ export class DaemonSession {
     // something was, the live line count since then says how much (it may also count the prompt and
     // the echoed command lines that reached the live output after their send's result).
     const estimate = (shown: number) => Math.max(0, unshown - shown);
+    // How far terminal_read can still page back: missed lines beyond the scrollback are gone.
+    const held = await this.session.read({ count: 1 }).then(
+      (page) => ({ scrollbackLines: page.totalLines }),
+      () => ({}),
+    );
     const shownByOrphan = orphanedResult === undefined ? 0 : lineCount(orphanedResult.viewport);
     const orphanCut = orphanedResult?.truncated === true;
     if (probe?.screen !== undefined) {
@@ -230,6 +235,7 @@ export class DaemonSession {
         ...(orphanedResult === undefined ? {} : { orphanedResult }),
         screen: probe.screen,
         missedLines: orphanCut || lineCount(probe.viewport) > 0 ? estimate(shownByOrphan) : 0,
+        ...held,
       };
     }
     const text =
@@ -244,6 +250,7 @@ export class DaemonSession {
       ...(orphanedResult === undefined ? {} : { orphanedResult }),
       lines,
       missedLines: cut ? estimate(shownByOrphan + lineCount(lines)) : 0,
+      ...held,
     };
   }
 }

@@ -7,12 +7,12 @@
  * (0600). Every client then waits until the daemon answers.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { TerminalError } from '../../shared/errors.js';
+import { describeError, TerminalError } from '../../shared/errors.js';
 import { findOnPath } from '../../shared/find-on-path.js';
-import { currentUid, prepareSocketDirectory } from '../worlds/socket-directory.js';
+import { checkSocketPathLength, currentUid, prepareSocketDirectory } from '../worlds/socket-directory.js';
 import { probe } from './daemon.js';
 import { tryStartLock } from './start-lock.js';
 
@@ -35,6 +35,7 @@ export function daemonLogPath(env: NodeJS.ProcessEnv = process.env): string {
 
 /** Resolves once a daemon answers on `socketPath`, starting one if none does. */
 export async function ensureDaemon(socketPath: string, log: (line: string) => void): Promise<void> {
+  checkSocketPathLength(socketPath); // before the probe: connecting would use the cut-short path
   if ((await probe(socketPath)) === 'live') return;
   prepareSocketDirectory(socketPath);
   // A lock of its own, not the daemon's: the daemon takes that one while it starts.
@@ -45,14 +46,17 @@ export async function ensureDaemon(socketPath: string, log: (line: string) => vo
   }
   try {
     if ((await probe(socketPath)) === 'live') return;
-    startDetached(socketPath, log);
-    await waitForAnswer(socketPath);
+    await waitForAnswer(socketPath, startDetached(socketPath, log));
   } finally {
     await lock.release();
   }
 }
 
-function startDetached(socketPath: string, log: (line: string) => void): void {
+/**
+ * Starts the daemon; resolves the returned promise when a daemon started with `setsid` exits (with
+ * the tail of its log). systemd-run exits once the unit is queued, so its exit says nothing.
+ */
+function startDetached(socketPath: string, log: (line: string) => void): Promise<string> | undefined {
   const argv = [process.execPath, BIN, 'daemon', '--socket', socketPath];
   const systemdRun = userManagerAvailable() ? findOnPath('systemd-run') : undefined;
   if (systemdRun !== undefined) {
@@ -63,7 +67,7 @@ function startDetached(socketPath: string, log: (line: string) => void): void {
       { stdio: 'ignore', detached: true },
     );
     child.unref();
-    return;
+    return undefined;
   }
   const logFile = daemonLogPath();
   mkdirSync(join(logFile, '..'), { recursive: true, mode: 0o700 });
@@ -73,7 +77,16 @@ function startDetached(socketPath: string, log: (line: string) => void): void {
     log(`starting the daemon with setsid (${socketPath}); its log: ${logFile}`);
     // `detached` is setsid(2): the daemon leads a session of its own, no terminal signal of ours reaches it.
     const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', fd, fd], detached: true, cwd: '/' });
+    // Unref'd, the listener keeps nothing alive; a daemon that refuses to start (its socket path is
+    // taken, its config is bad) exits at once, and waiting the whole answer time for it helps nobody.
+    const exited = new Promise<string>((resolve) => {
+      child.once('exit', (code, signal) =>
+        resolve(`exited with ${signal ?? `code ${code}`}: ${logTail(logFile)}`),
+      );
+      child.once('error', (error) => resolve(`could not start: ${describeError(error)}`));
+    });
     child.unref();
+    return exited;
   } finally {
     closeSync(fd);
   }
@@ -85,9 +98,30 @@ function userManagerAvailable(): boolean {
   return runtime !== undefined && existsSync(join(runtime, 'systemd', 'private'));
 }
 
-async function waitForAnswer(socketPath: string): Promise<void> {
+/** The last lines of the daemon's log (what a daemon that exited at once said). */
+function logTail(logFile: string): string {
+  let text: string;
+  try {
+    text = readFileSync(logFile, 'utf8');
+  } catch (error) {
+    return `its log ${logFile} cannot be read (${describeError(error)})`;
+  }
+  const lines = text.split('\n').filter((line) => line.trim() !== '');
+  return lines.length === 0 ? `its log ${logFile} is empty` : lines.slice(-3).join(' | ');
+}
+
+/** Waits until the daemon answers; fails at once when the daemon this client started has `exited`. */
+async function waitForAnswer(socketPath: string, exited?: Promise<string>): Promise<void> {
   const deadline = Date.now() + START_TIMING.ANSWER_MS;
+  let exit: string | undefined;
+  void exited?.then((why) => {
+    exit = why;
+  });
   while ((await probe(socketPath)) !== 'live') {
+    // Only a failed probe consults the exit: the started daemon is gone and none answers.
+    if (exit !== undefined) {
+      throw new TerminalError('TRANSPORT_CLOSED', `the agent-pty daemon on ${socketPath} ${exit}`);
+    }
     if (Date.now() > deadline) {
       throw new TerminalError(
         'TRANSPORT_CLOSED',

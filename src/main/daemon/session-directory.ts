@@ -157,7 +157,7 @@ export class SessionDirectory {
     if (taken) {
       throw new TerminalError(
         'NAME_TAKEN',
-        `a session named "${name}" is already open; pick another name, or attach it`,
+        `a session named "${name}" is already open and attached (to this connection or another)`,
       );
     }
   }

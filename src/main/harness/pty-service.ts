@@ -225,11 +225,32 @@ async function readStatus(session: TerminalSession): Promise<SessionStatus> {
 /** Longest part of an unknown session id that an error message repeats. */
 const MAX_ECHOED_ID_CHARS = 64;
 
+/**
+ * The refusal of a call with the id of a listed session this connection does not hold: what works
+ * instead. Its handle here would be a new sessionId, so reattaching goes through `terminal_open` with
+ * its name, or with this id for an unnamed one (the backend's reattach matches either).
+ */
+function notHeldHere(shown: string, listed: { name: string | undefined; attached: boolean }): TerminalError {
+  const reattach = `terminal_open {"name": ${JSON.stringify(listed.name ?? shown)}}`;
+  return listed.attached
+    ? new TerminalError(
+        'SESSION_ATTACHED',
+        `PTY session ${shown} is attached to another connection, not this one; once it is detached there, ${reattach} reattaches it here`,
+      )
+    : new TerminalError(
+        'UNKNOWN_SESSION',
+        `PTY session ${shown} is detached (it was when terminal_list last ran), not held by this connection; ${reattach} reattaches it, under a new sessionId`,
+      );
+}
+
 /** Creates an empty PTY service. */
 export function createPtyService(): PtyService {
   const backends = new Map<string, PtyBackend>();
   const records = new Map<string, SessionRecord>();
   const reservations = new Set<Reservation>();
+  // Per owner, the sessions its last list() showed that nobody here holds (a daemon's, SPEC §12):
+  // their ids are listed but are no handles here, so a call with one is told what works instead.
+  const listedElsewhere = new Map<string, Map<string, { name: string | undefined; attached: boolean }>>();
   let nextId = 1;
   let disposed = false;
 
@@ -247,6 +268,8 @@ export function createPtyService(): PtyService {
         id.length > MAX_ECHOED_ID_CHARS
           ? `${id.slice(0, MAX_ECHOED_ID_CHARS)}… (${id.length} characters)`
           : id;
+      const listed = record === undefined ? listedElsewhere.get(owner)?.get(id) : undefined;
+      if (listed !== undefined) throw notHeldHere(shown, listed);
       throw new TerminalError('UNKNOWN_SESSION', `unknown PTY session: ${shown}`);
     }
     return record;
@@ -479,11 +502,13 @@ export function createPtyService(): PtyService {
       const snapshots = await Promise.all(owned.map(snapshot));
       // A backend whose sessions outlive their clients also lists the ones nobody here holds.
       const held = new Set([...records.values()].map((record) => record.session.id));
+      const elsewhere = new Map<string, { name: string | undefined; attached: boolean }>();
       for (const backend of backends.values()) {
         if (backend.listAll === undefined) continue;
         for (const record of snapshots) if (record.type === backend.type) record.attached = true;
         for (const listing of await backend.listAll(owner)) {
           if (held.has(listing.id)) continue;
+          elsewhere.set(listing.id, { name: listing.name, attached: listing.attached });
           snapshots.push({
             sessionId: listing.id,
             ...(listing.name === undefined ? {} : { name: listing.name }),
@@ -497,6 +522,8 @@ export function createPtyService(): PtyService {
           });
         }
       }
+      if (elsewhere.size === 0) listedElsewhere.delete(owner);
+      else listedElsewhere.set(owner, elsewhere);
       return snapshots;
     },
 
@@ -510,6 +537,7 @@ export function createPtyService(): PtyService {
       assertOpen();
       const spawning = [...reservations].filter((reservation) => reservation.owner === owner);
       await abortReservations(spawning, new TerminalError('ABORTED', `PTY spawn aborted: ${reason}`));
+      listedElsewhere.delete(owner);
       const owned = [...records.values()].filter((record) => record.owner === owner);
       reportFailures(await closeAll(owned, reason, options), `disposing the PTY sessions of ${owner}`);
     },
@@ -527,6 +555,7 @@ export function createPtyService(): PtyService {
         backends.clear();
         reservations.clear();
         records.clear();
+        listedElsewhere.clear();
       }
       reportFailures(failures, 'disposing the PTY service');
     },

@@ -12,6 +12,10 @@ import { describeError } from '../../shared/errors.js';
 import { CLIENT_GONE_GRACE_MS } from '../../shared/session-limits.js';
 import type { PtyEngine, SandboxMode } from '../../shared/types.js';
 import { ensureDaemon } from '../daemon/daemon-starter.js';
+import {
+  createReconnectingDaemonEngine,
+  type ReconnectingDaemonEngine,
+} from '../daemon/reconnecting-daemon-engine.js';
 import { createLocalHost } from '../harness/local-host.js';
 import { startMcpWatch } from '../watch/mcp-watch.js';
 import { createRemoteEngine, type RemoteEngine } from '../worlds/remote-engine.js';
@@ -44,21 +48,23 @@ export async function runMcpServer(argv: string[]): Promise<void> {
   const options = parseMcpOptions(argv);
   if (options.notice !== undefined) process.stderr.write(`agent-pty mcp: ${options.notice}\n`);
   // With --daemon the terminals live in the per-user daemon (SPEC §12), scoped by this server's policy.
-  let daemonEngine: RemoteEngine | undefined;
+  let daemonEngine: ReconnectingDaemonEngine | undefined;
   const socket = options.daemon === undefined ? undefined : (options.daemon.socket ?? defaultSocketPath());
-  if (socket !== undefined) {
-    await ensureDaemon(socket, (line) => process.stderr.write(`agent-pty mcp: ${line}\n`));
-  }
+  // Run again after the daemon died (reconnecting-daemon-engine.ts): starts it anew if need be.
+  const connectDaemon = async (path: string): Promise<RemoteEngine> => {
+    await ensureDaemon(path, (line) => process.stderr.write(`agent-pty mcp: ${line}\n`));
+    return createRemoteEngine({
+      socket: path,
+      scope: { mode: options.mode, workspaceRoot: options.workspaceRoot },
+    });
+  };
   let engine: PtyEngine | undefined;
   const host = await createLocalHost({
     ...(socket === undefined
       ? {}
       : {
           createEngine: async () => {
-            daemonEngine = await createRemoteEngine({
-              socket,
-              scope: { mode: options.mode, workspaceRoot: options.workspaceRoot },
-            });
+            daemonEngine = await createReconnectingDaemonEngine(() => connectDaemon(socket));
             return daemonEngine;
           },
         }),
@@ -121,7 +127,9 @@ export async function runMcpServer(argv: string[]): Promise<void> {
     // Not the SDK's StdioServerTransport: it drops the connection on a line over 10 MiB (SPEC §4.7).
     await server.connect(new StdioLineTransport(process.stdin, process.stdout));
     why = await ended;
-    process.stderr.write(`agent-pty mcp: ${why}; closing terminals\n`);
+    process.stderr.write(
+      `agent-pty mcp: ${why}; ${daemonEngine === undefined ? 'closing' : 'detaching'} terminals\n`,
+    );
   } finally {
     // Order: stop answering, close the connection's terminals, then the engine and the rest. A client
     // that is gone (its stdin ended) waits for nobody: the terminals get a short grace (SPEC §4.8).

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { DIALECTS } from '../../shared/dialects.js';
 import { MAX_TERMINAL_DIMENSION } from '../../shared/terminal-size.js';
+import type { ReattachReport } from '../../shared/types.js';
 import { DEFAULT_BACKEND_TYPE } from '../harness/plugins/pty-local.js';
 import type { PtySpawnResult } from '../harness/pty-service.js';
 import { hintField, plainLine, renderScreen, renderSession, sentenceLine, textOf } from './render.js';
@@ -148,6 +149,24 @@ export const terminalOpen = defineTool({
 });
 
 /**
+ * How many lines a reattach did not show, and of those how many `terminal_read` can still page back
+ * to: the scrollback holds only its last lines (the shown ones among them), older ones are gone.
+ */
+function missedLinesText(report: ReattachReport, sessionId: string): string {
+  const read = `terminal_read {"sessionId": "${sessionId}"}`;
+  if (report.scrollbackLines === undefined) {
+    return `${report.missedLines} earlier lines are not shown; page back with ${read}`;
+  }
+  const shown = report.lines === undefined || report.lines === '' ? 0 : report.lines.split('\n').length;
+  const pageable = Math.min(report.missedLines, Math.max(0, report.scrollbackLines - shown));
+  const gone = report.missedLines - pageable;
+  return (
+    `${report.missedLines} earlier lines are not shown; ${read} can page back through ${pageable} of them` +
+    (gone > 0 ? `; the other ${gone} are gone (the scrollback holds ${report.scrollbackLines} lines)` : '')
+  );
+}
+
+/**
  * The result of a `terminal_open` that took up an earlier connection's detached session (SPEC §12):
  * what it did meanwhile — the result of the send that was running when that connection went, then
  * the output since (or the screen) — and how many lines neither shows.
@@ -156,17 +175,10 @@ function reattachedResult(opened: PtySpawnResult, where: string, maxResultBytes:
   const report = opened.reattached!;
   const orphan = report.orphanedResult;
   const header = sentenceLine(
-    `Reattached terminal session ${opened.sessionId} ("${opened.name}", ${opened.shell}, pid ${opened.pid}, ${where}): it kept running while no connection held it. ` +
+    `Reattached terminal session ${opened.sessionId} (${opened.name === undefined ? '' : `"${opened.name}", `}${opened.shell}, pid ${opened.pid}, ${where}): it kept running while no connection held it. ` +
       `Use terminal_send with sessionId "${opened.sessionId}" to go on.`,
   );
-  const missed =
-    report.missedLines > 0
-      ? [
-          sentenceLine(
-            `${report.missedLines} earlier lines are not shown; page back with terminal_read {"sessionId": "${opened.sessionId}"}.`,
-          ),
-        ]
-      : [];
+  const missed = report.missedLines > 0 ? [sentenceLine(missedLinesText(report, opened.sessionId))] : [];
   const orphanLines =
     orphan === undefined
       ? []

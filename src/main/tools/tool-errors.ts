@@ -36,12 +36,12 @@ const NEXT_STEP: Record<TerminalErrorCode, string> = {
   SESSION_LIMIT:
     'Close a terminal you no longer need (terminal_list shows them, terminal_close ends one), then open the new one.',
   NAME_TAKEN:
-    'A terminal with this name is already open; pick another name, or find it with terminal_list (terminal_open with the name of a detached terminal reattaches it).',
+    'Use another name. terminal_list shows the terminal that has it: if it is this connection’s, use its sessionId; one attached to another connection can be reattached here with terminal_open by name only once it is detached there.',
   SESSION_ATTACHED:
     'Another connection is using this terminal; wait until it is closed or detached, or open a new terminal under another name.',
   ABORTED: 'The call was cancelled.',
   TRANSPORT_CLOSED:
-    'The link to the world this session ran in closed, and its far side closes its sessions; open a new terminal with terminal_open (the world reconnects).',
+    'The link this session ran over closed (its execution world or the agent-pty daemon stopped), and the terminals on its far side are gone; terminal_open starts a new one (it reconnects).',
   PROTOCOL_MISMATCH:
     'The world runs another agent-pty version; ask the user to install the same version on both ends.',
   HUMAN_HOLDS:

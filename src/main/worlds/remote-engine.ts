@@ -119,7 +119,7 @@ export async function connectDaemonSocket(
       );
     });
   });
-  return WorldClient.over(socketTransport(socket), hello);
+  return WorldClient.over(socketTransport(socket), hello, 'agent-pty daemon link');
 }
 
 class RemoteEngineClient implements RemoteEngine {

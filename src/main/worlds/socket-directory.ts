@@ -9,6 +9,7 @@
  * symlink of that name) to capture the socket, and that must be refused, never used.
  */
 import { dirname, join } from 'node:path';
+import { TerminalError } from '../../shared/errors.js';
 import {
   agentPtyRuntimeDirectory,
   checkPrivateDirectory,
@@ -35,15 +36,37 @@ export function defaultSocketPath(env: NodeJS.ProcessEnv = process.env, uid = cu
 }
 
 /**
+ * Bytes a socket path may have: `sun_path` holds 108 bytes on Linux (104 on macOS and the BSDs),
+ * one of them the terminating NUL.
+ */
+export const SOCKET_PATH_MAX_BYTES = process.platform === 'linux' ? 107 : 103;
+
+/**
+ * Refuses (`INVALID_CONFIG`, naming the limit) a socket path longer than `sun_path` holds: bound or
+ * connected, it would be cut short to a path outside the directory this module checked.
+ */
+export function checkSocketPathLength(socketPath: string): void {
+  const bytes = Buffer.byteLength(socketPath);
+  if (bytes > SOCKET_PATH_MAX_BYTES) {
+    throw new TerminalError(
+      'INVALID_CONFIG',
+      `the socket path ${socketPath} is ${bytes} bytes; a Unix socket path may have at most ${SOCKET_PATH_MAX_BYTES} (sun_path); pass a shorter --socket`,
+    );
+  }
+}
+
+/**
  * Refuses (`INVALID_CONFIG`, naming the path and its owner) a socket directory that is not a real
  * directory owned by `uid` with mode 0700. A missing directory is `'missing'`: the daemon creates it,
- * a client has no daemon to reach.
+ * a client has no daemon to reach. A path too long for `sun_path` is refused first.
  */
 export function checkSocketDirectory(socketPath: string, uid = currentUid()): 'ok' | 'missing' {
+  checkSocketPathLength(socketPath);
   return checkPrivateDirectory(dirname(socketPath), SOCKET_DIRECTORY, uid);
 }
 
-/** The daemon's side: creates a missing directory 0700 (its parent must exist), then checks it. */
+/** The daemon's side: refuses a path too long for `sun_path`, creates a missing directory 0700 (its parent must exist), then checks it. */
 export function prepareSocketDirectory(socketPath: string, uid = currentUid()): void {
+  checkSocketPathLength(socketPath);
   preparePrivateDirectory(dirname(socketPath), SOCKET_DIRECTORY, uid);
 }

@@ -117,6 +117,8 @@ export class WorldClient {
   private constructor(
     private readonly transport: WorldTransport,
     private readonly hello: WorldHelloOptions,
+    /** What the link is, as the error of its death names it ("world link", "agent-pty daemon link"). */
+    private readonly linkName: string,
   ) {
     transport.onEnded((error) => this.fail(error));
     this.link = new WorldLink(transport.input, transport.output, {
@@ -154,8 +156,12 @@ export class WorldClient {
   }
 
   /** Completes the handshake over a started transport (a command's pipes, a daemon's socket). */
-  static async over(transport: WorldTransport, hello: WorldHelloOptions): Promise<WorldClient> {
-    const client = new WorldClient(transport, hello);
+  static async over(
+    transport: WorldTransport,
+    hello: WorldHelloOptions,
+    linkName = 'world link',
+  ): Promise<WorldClient> {
+    const client = new WorldClient(transport, hello, linkName);
     try {
       client.farPid = await client.shakeHands();
       return client;
@@ -365,9 +371,13 @@ export class WorldClient {
     if (this.failure !== undefined) return;
     const stderr = this.transport.stderr();
     const detail = stderr === '' ? '' : ` (transport stderr: ${stderr.split('\n').slice(-3).join(' | ')})`;
-    this.failure = new TerminalError('TRANSPORT_CLOSED', `world link closed: ${reason.message}${detail}`, {
-      cause: reason,
-    });
+    this.failure = new TerminalError(
+      'TRANSPORT_CLOSED',
+      `${this.linkName} closed: ${reason.message}${detail}`,
+      {
+        cause: reason,
+      },
+    );
     if (this.handshake !== undefined) {
       clearTimeout(this.handshake.timer);
       // A refusal keeps its own code (PROTOCOL_MISMATCH, INVALID_CONFIG, …).

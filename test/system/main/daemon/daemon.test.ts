@@ -5,7 +5,15 @@
 // client SIGKILLed mid-send and what the next attach reports, the daemon's own SIGKILL, the client's
 // environment as the spawn's base, and the detached TTL.
 import { execFileSync, spawn } from 'node:child_process';
-import { chownSync, existsSync, lstatSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -92,6 +100,21 @@ describe('the socket and its directory', () => {
     }
     // The squatter's ownership is named, the real directory behind the link stays untouched.
     expect(lstatSync(real).uid).toBe(0);
+  });
+
+  it('refuses a socket path longer than sun_path holds, on both ends, before creating anything', async () => {
+    const base = scratchDirectory();
+    const dir = join(base, 'd'.repeat(Math.max(1, 120 - base.length)));
+    const socket = join(dir, 'engine.sock');
+    expect(Buffer.byteLength(socket)).toBeGreaterThan(107);
+    const daemon = launchDaemon(['--socket', socket]);
+    expect(await daemon.exited).toBe(1);
+    expect(daemon.stderr()).toContain('may have at most 107 (sun_path)');
+    const refused = await rejection(createRemoteEngine({ socket }));
+    expect(refused.code).toBe('INVALID_CONFIG');
+    expect(refused.message).toContain('at most 107');
+    expect(existsSync(dir)).toBe(false);
+    expect(readdirSync(base)).toEqual([]);
   });
 
   it('another uid cannot connect: the 0700 directory of the owner stands between it and the socket', async () => {
