@@ -389,6 +389,8 @@ export interface SessionListing {
   dialect?: Dialect;
   /** Present while a person holds the keyboard. */
   heldSince?: number;
+  /** What held the terminal at the model's last result (its command name), when known. */
+  foreground?: string;
 }
 
 /** What a reattach found (SPEC §12): what happened while no client was attached. */

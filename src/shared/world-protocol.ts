@@ -191,8 +191,6 @@ export interface DaemonStatus {
 export interface WatchedListing extends SessionListing {
   /** The workspace root of its sandbox (absent for an unconfined session). */
   workspaceRoot?: string;
-  /** What held the terminal at the model's last result (its command name), when known. */
-  foreground?: string;
 }
 
 /** What an `attach` call returns: the session, and what happened while nobody was attached. */

@@ -120,6 +120,9 @@ export class DaemonSession {
 
   /** The listing of `engine.list()`. */
   async listing(): Promise<SessionListing> {
+    // The engine's handle keeps it (keyboard-hold.ts); another engine's may not.
+    const foreground = (this.session as { readonly lastForeground?: { command: string } }).lastForeground
+      ?.command;
     return {
       id: this.id,
       name: this.name,
@@ -130,6 +133,7 @@ export class DaemonSession {
       mode: this.session.sandbox?.mode ?? 'unconfined',
       dialect: this.session.dialect,
       ...heldSinceOf(this.session),
+      ...(foreground === undefined ? {} : { foreground }),
     };
   }
 

@@ -62,13 +62,9 @@ export class SessionDirectory {
     return Promise.all(
       this.all().map(async (session) => {
         const workspaceRoot = session.session.sandbox?.workspaceRoot;
-        // The engine's handle keeps it (keyboard-hold.ts); another engine's may not.
-        const foreground = (session.session as { readonly lastForeground?: { command: string } })
-          .lastForeground?.command;
         return {
           ...(await session.listing()),
           ...(workspaceRoot === undefined ? {} : { workspaceRoot }),
-          ...(foreground === undefined ? {} : { foreground }),
         };
       }),
     );

@@ -11,6 +11,8 @@ export interface ListableSession extends TerminalSession {
   readonly busy: boolean;
   /** When a person took the keyboard, while one holds it (SPEC §13). */
   readonly heldSince?: number | undefined;
+  /** What held the terminal at the last result, when one was seen. */
+  readonly lastForeground?: { command: string } | undefined;
 }
 
 /** One listing per session; a session that cannot answer (its thread died) is listed exited. */
@@ -26,6 +28,7 @@ export function listSessions(sessions: Iterable<ListableSession>): Promise<Sessi
       mode: session.sandbox?.mode ?? 'unconfined',
       dialect: session.dialect,
       ...(session.heldSince === undefined ? {} : { heldSince: session.heldSince }),
+      ...(session.lastForeground === undefined ? {} : { foreground: session.lastForeground.command }),
     })),
   );
 }

@@ -24,6 +24,17 @@ describe('engine.list() in process', () => {
     expect((await engine.list()).every((entry) => !entry.busy)).toBe(true);
   });
 
+  it('names what held the terminal at the last result (the watch page shows it)', async () => {
+    const engine = await testEngine();
+    const session = await engine.spawn();
+    expect((await engine.list())[0]?.foreground).toBeUndefined(); // no result yet
+    const repl = await session.startSend({ text: 'python3 -q' }).done;
+    expect(repl.foreground?.command).toBe('python3');
+    expect((await engine.list())[0]?.foreground).toBe('python3');
+    await session.startSend({ text: 'exit()' }).done;
+    expect((await engine.list())[0]?.foreground).toBe('bash');
+  });
+
   it('refuses a second session of the same name (NAME_TAKEN), also while the first still starts', async () => {
     const engine = await testEngine();
     const [first, second] = await Promise.allSettled([
