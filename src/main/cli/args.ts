@@ -6,6 +6,7 @@
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { TerminalError } from '../../shared/errors.js';
+import { flagArguments } from '../../shared/flag-arguments.js';
 import { SANDBOX_MODES, type SandboxMode } from '../../shared/types.js';
 import { narrowImplicitWorkspace, refuseWritableFilesystemRoot } from '../../shared/workspace-scope.js';
 import { MCP_DEFAULT_MODE, MCP_VALUE_FLAGS } from '../mcp/options.js';
@@ -106,17 +107,11 @@ function commandNamed(word: string | undefined): CliCommand {
 /** `[--socket PATH] [--config FILE] [--status | --stop]` (values also as `--flag=value`). */
 function parseDaemon(argv: readonly string[], cwd: string): CliArgs {
   const parsed: CliArgs & { command: 'daemon' } = { command: 'daemon', action: 'run' };
-  for (let index = 0; index < argv.length; index++) {
-    const arg = argv[index]!;
-    const [flag, inline] =
-      arg.startsWith('--') && arg.includes('=') ? arg.split(/=(.*)/s, 2) : [arg, undefined];
-    const value = (): string => {
-      const next = inline ?? argv[++index];
-      if (next === undefined || next === '') {
-        throw new TerminalError('INVALID_ARGUMENT', `agent-pty daemon: ${flag} needs a value`);
-      }
-      return resolve(cwd, next);
-    };
+  for (const { arg, flag, inline, value: rawValue } of flagArguments(
+    argv,
+    (flag) => `agent-pty daemon: ${flag} needs a value`,
+  )) {
+    const value = (): string => resolve(cwd, rawValue());
     if (flag === '--socket') parsed.socket = value();
     else if (flag === '--config') parsed.config = value();
     else if ((flag === '--status' || flag === '--stop') && inline === undefined) {
@@ -136,17 +131,7 @@ function parseInteractive(argv: readonly string[], cwd: string, home: string): C
   let sandbox: SandboxMode = MCP_DEFAULT_MODE;
   let workspace = cwd;
   let workspaceGiven = false;
-  for (let index = 0; index < argv.length; index++) {
-    const arg = argv[index]!;
-    const [flag, inline] =
-      arg.startsWith('--') && arg.includes('=') ? arg.split(/=(.*)/s, 2) : [arg, undefined];
-    const value = (): string => {
-      const next = inline ?? argv[++index];
-      if (next === undefined || next === '') {
-        throw new TerminalError('INVALID_ARGUMENT', `${flag} needs a value (try --help)`);
-      }
-      return next;
-    };
+  for (const { arg, flag, value } of flagArguments(argv, (flag) => `${flag} needs a value (try --help)`)) {
     if (flag === '--sandbox') {
       const mode = value();
       if (!(SANDBOX_MODES as readonly string[]).includes(mode)) {

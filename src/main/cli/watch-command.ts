@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { TerminalError } from '../../shared/errors.js';
+import { flagArguments } from '../../shared/flag-arguments.js';
 import { daemonWatchSource } from '../watch/daemon-watch-source.js';
 import { startWatchServer } from '../watch/watch-server.js';
 import { removeWatchUrlFile, writeWatchUrlFile } from '../watch/watch-url-file.js';
@@ -40,17 +41,10 @@ export function parseWatchOptions(
   env: NodeJS.ProcessEnv = process.env,
 ): WatchOptions {
   const options: WatchOptions = { port: undefined, socket: defaultSocketPath(env) };
-  for (let index = 0; index < argv.length; index++) {
-    const arg = argv[index]!;
-    const [flag, inline] =
-      arg.startsWith('--') && arg.includes('=') ? arg.split(/=(.*)/s, 2) : [arg, undefined];
-    const value = (): string => {
-      const next = inline ?? argv[++index];
-      if (next === undefined || next === '') {
-        throw new TerminalError('INVALID_ARGUMENT', `agent-pty watch: ${flag} needs a value`);
-      }
-      return next;
-    };
+  for (const { arg, flag, value } of flagArguments(
+    argv,
+    (flag) => `agent-pty watch: ${flag} needs a value`,
+  )) {
     if (flag === '--port') {
       const text = value();
       const port = Number(text);

@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { DIALECTS, isDialect } from '../../shared/dialects.js';
 import { TerminalError } from '../../shared/errors.js';
+import { flagArguments } from '../../shared/flag-arguments.js';
 import { type Dialect, SANDBOX_MODES, type SandboxMode } from '../../shared/types.js';
 import { narrowImplicitWorkspace, refuseWritableFilesystemRoot } from '../../shared/workspace-scope.js';
 import { splitCommandLine } from '../worlds/command-line.js';
@@ -106,17 +107,10 @@ export function parseMcpOptions(argv: readonly string[], cwd = process.cwd(), ho
     maxSessions: MCP_DEFAULT_MAX_SESSIONS,
   };
   let workspaceGiven = false;
-  for (let index = 0; index < argv.length; index++) {
-    const arg = argv[index]!;
-    const [flag, inline] =
-      arg.startsWith('--') && arg.includes('=') ? arg.split(/=(.*)/s, 2) : [arg, undefined];
-    const value = (): string => {
-      const next = inline ?? argv[++index];
-      if (next === undefined || next === '') {
-        throw new TerminalError('INVALID_ARGUMENT', `agent-pty mcp: ${flag} needs a value`);
-      }
-      return next;
-    };
+  for (const { arg, flag, inline, value } of flagArguments(
+    argv,
+    (flag) => `agent-pty mcp: ${flag} needs a value`,
+  )) {
     if (flag === '--sandbox') {
       const mode = value();
       if (!(SANDBOX_MODES as readonly string[]).includes(mode)) {
