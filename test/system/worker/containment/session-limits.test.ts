@@ -158,7 +158,12 @@ describe('session limits in cgroups, inside an outer cgroup', () => {
       // a write() may fail the syscall instead of invoking the OOM killer), and an OOM at the engine's
       // level may pick its victim in any session, so kills are not matched to sessions here.
       expect(report.engineMaxUsage as number).toBeLessThanOrEqual(300 * MIB);
-      expect((report.filled as boolean[]).every(Boolean)).toBe(false);
+      // The cap was met, not missed: a fill did not complete, or the kernel made room by OOM-killing a
+      // session (possibly one whose fill had completed: its private tmpfs goes with its namespace, and
+      // then every fill can report success — seen once in CI).
+      const refused = !(report.filled as boolean[]).every(Boolean);
+      const killed = (report.oomKills as number[]).some((kills) => kills !== 0);
+      expect({ refused, killed }).not.toEqual({ refused: false, killed: false });
     },
     90_000,
   );
