@@ -14,6 +14,7 @@ import type {
   TerminalSendResult,
   TerminalSession,
 } from '../../shared/types.js';
+import { statusOrExited } from '../engine/session-listing.js';
 
 /**
  * Bytes of lines a reattach shows at most: the tool result cap's default (SPEC §3 `maxResultBytes`),
@@ -128,7 +129,7 @@ export class DaemonSession {
       name: this.name,
       attached: this.attached,
       pid: this.session.pid,
-      status: await this.session.status(),
+      status: await statusOrExited(this.session),
       busy: this.inFlight !== undefined,
       mode: this.session.sandbox?.mode ?? 'unconfined',
       dialect: this.session.dialect,

@@ -50,7 +50,11 @@ export function assertNameFree(
   }
 }
 
-async function statusOrExited(session: TerminalSession): Promise<SessionStatus> {
+/**
+ * The session's status, or exited when it cannot answer: its thread died, or it closed while the
+ * listing was being made (a close racing a `list()` must not fail the whole listing).
+ */
+export async function statusOrExited(session: TerminalSession): Promise<SessionStatus> {
   try {
     return await session.status();
   } catch (threadGone) {
