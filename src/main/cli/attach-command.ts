@@ -147,6 +147,10 @@ export async function runAttach(argv: readonly string[], io: AttachIo = process)
             finish(1, why, new TerminalError('INVALID_ARGUMENT', why));
             return;
           }
+          // Raw before anything is drawn: keys typed while the hold is still being taken must not be
+          // echoed by this terminal's own line discipline (a password typed early would show); they
+          // wait, unread, until the hold is ours.
+          io.stdin.setRawMode(true);
           send({ t: 'watch', id: session.id });
           return;
         }
@@ -166,7 +170,6 @@ export async function runAttach(argv: readonly string[], io: AttachIo = process)
         case 'hold':
           if (message.state === 'mine' && !held) {
             held = true;
-            if (io.stdin.isTTY) io.stdin.setRawMode(true);
             io.stdin.on('data', onKeys);
             io.stdin.once('end', onEnd);
             io.stdin.resume();
