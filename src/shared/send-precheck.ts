@@ -3,9 +3,10 @@
  * send has to wait before it reaches the engine thread: a send held for a person's hand-back (SPEC §13)
  * must fail at once with the code it would get without a hold, not minutes later when it starts.
  *
- * The engine thread checks every send again when it starts (src/worker/readiness/send-request.ts, in
- * the same words): it alone knows the terminal's state (whether `C-c` may be sent) and compiles
- * `waitFor` with the linear-time engine, whose syntax errors therefore still come at the start.
+ * The engine thread runs the same checks on every send when it starts (`planSend` in
+ * src/worker/readiness/send-request.ts calls this function): it alone knows the terminal's state
+ * (whether `C-c` may be sent) and compiles `waitFor` with the linear-time engine, whose syntax errors
+ * therefore still come at the start.
  */
 import { TerminalError } from './errors.js';
 import { assertInputWithinLimit, MAX_WAIT_PATTERN_CHARS } from './input-limit.js';
@@ -23,7 +24,7 @@ export interface SendPrecheckLimits {
 }
 
 /** Why a send that gives input but would write none is refused (SPEC §7). */
-const NOTHING_TO_WRITE = 'nothing to write: omit text and keys to wait';
+export const NOTHING_TO_WRITE = 'nothing to write: omit text and keys to wait';
 
 /**
  * Throws what the engine would throw for `spec` in any terminal state: `INVALID_ARGUMENT` naming the
