@@ -35,6 +35,13 @@ export interface Attachment {
   revoke(sessionId: string, reason: string): void;
 }
 
+/** A send the daemon started for a client, and how that client's abort ends its wait. */
+export interface StartedDaemonSend {
+  readonly operation: SendOperation;
+  /** Ends the send's wait (never the command it typed: `cancel()` is the SIGINT path). */
+  endWait(reason: TerminalError): void;
+}
+
 /** A session of the daemon. */
 export class DaemonSession {
   /** The client attached now (undefined while detached). */
@@ -95,28 +102,24 @@ export class DaemonSession {
     return this.attachedTo !== undefined;
   }
 
-  /** Starts a send for `client`; its result is kept as orphaned if the client is gone when it settles. */
-  startSend(client: Attachment, request: SendRequest): SendOperation {
+  /**
+   * Starts a send for `client`; its result is kept as orphaned if the client is gone when it settles.
+   * Returns the send and how to end its wait (the client's abort, or a reattach): one abort controller
+   * serves both, so a send costs one, not a controller per layer chained by listeners.
+   */
+  startSend(client: Attachment, request: Omit<SendRequest, 'signal'>): StartedDaemonSend {
     const controller = new AbortController();
-    const callerSignal = request.signal;
-    const forward = () => controller.abort(callerSignal?.reason);
-    if (callerSignal?.aborted) forward();
-    else callerSignal?.addEventListener('abort', forward, { once: true });
     const operation = this.session.startSend({ ...request, signal: controller.signal });
     const entry = { by: client, controller, done: operation.done };
     this.inFlight = entry;
-    operation.done.then(
-      (result) => {
-        callerSignal?.removeEventListener('abort', forward);
-        if (this.inFlight === entry) this.inFlight = undefined;
-        if (this.attachedTo !== client) this.orphan = result; // settled on the daemon, nobody to hand it to
-      },
-      () => {
-        callerSignal?.removeEventListener('abort', forward);
-        if (this.inFlight === entry) this.inFlight = undefined;
-      },
-    );
-    return operation;
+    const leaveFlight = () => {
+      if (this.inFlight === entry) this.inFlight = undefined;
+    };
+    operation.done.then((result) => {
+      leaveFlight();
+      if (this.attachedTo !== client) this.orphan = result; // settled on the daemon, nobody to hand it to
+    }, leaveFlight);
+    return { operation, endWait: (reason) => controller.abort(reason) };
   }
 
   /** The listing of `engine.list()`. */

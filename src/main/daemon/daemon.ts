@@ -19,11 +19,17 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { type EngineConfigInput, resolveEngineConfig } from '../../shared/config.js';
 import { describeError, TerminalError } from '../../shared/errors.js';
 import type { PtyEngine } from '../../shared/types.js';
-import { type DaemonStatus, WORLD_PROTOCOL } from '../../shared/world-protocol.js';
+import {
+  type DaemonStatus,
+  type ServerFrame,
+  toWireError,
+  WORLD_PROTOCOL,
+} from '../../shared/world-protocol.js';
 import { createPtyEngine } from '../engine/engine.js';
 import { createBubblewrapSandbox } from '../sandbox/bubblewrap.js';
 import { currentUid, prepareSocketDirectory } from '../worlds/socket-directory.js';
 import { DaemonConnection, type DaemonHost } from './daemon-connection.js';
+import { checkPeer } from './peer-credentials.js';
 import { SessionDirectory } from './session-directory.js';
 import { tryStartLock } from './start-lock.js';
 
@@ -196,10 +202,26 @@ class Daemon implements RunningDaemon, DaemonHost {
         socket.destroy();
         return;
       }
+      const peer = checkPeer(socket, currentUid());
+      if (!peer.admitted) {
+        this.refusePeer(socket, peer.why);
+        return;
+      }
       const connection = new DaemonConnection(socket, this, (ended) => this.connections.delete(ended));
       this.connections.add(connection);
     });
     log(`listening on ${socketPath} (pid ${process.pid})`);
+  }
+
+  /** A connection from a process that is not the daemon's user: told why, then closed, nothing served. */
+  private refusePeer(socket: Socket, why: string): void {
+    this.log(`refused a connection: ${why}`);
+    const refusal: ServerFrame = {
+      t: 'fatal',
+      error: toWireError(new TerminalError('TRANSPORT_CLOSED', `the daemon refused this connection: ${why}`)),
+    };
+    socket.on('error', (reported: unknown) => void reported); // a peer gone already: nothing to tell
+    socket.end(`${JSON.stringify(refusal)}\n`);
   }
 
   async status(): Promise<DaemonStatus> {
