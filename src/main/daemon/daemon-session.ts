@@ -4,9 +4,9 @@
  * attach), how many lines arrived that no client was shown, and the detached-TTL timer.
  */
 import { TerminalError } from '../../shared/errors.js';
+import { DisposableSlot, DisposableStore } from '../../shared/lifecycle.js';
 import type {
   CloseOptions,
-  Disposable,
   ReattachReport,
   SendOperation,
   SendRequest,
@@ -54,8 +54,12 @@ export class DaemonSession {
   private orphan: TerminalSendResult | undefined;
   /** Lines of output since the session was detached (counted only then: see {@link countLines}). */
   private unshownLines = 0;
-  private lineCounter: Disposable | undefined;
-  private ttlTimer: NodeJS.Timeout | undefined;
+  /** The TTL timer and the line counter; disposed once the session is gone ({@link forget}). */
+  private readonly owned = new DisposableStore();
+  /** The output subscription counting {@link unshownLines}, while detached. */
+  private readonly lineCounter = this.owned.add(new DisposableSlot());
+  /** The detached TTL's timer, while detached. */
+  private readonly ttl = this.owned.add(new DisposableSlot());
   private closing: Promise<unknown> | undefined;
 
   constructor(
@@ -80,16 +84,17 @@ export class DaemonSession {
    */
   private countLines(): void {
     this.unshownLines = 0;
-    this.lineCounter ??= this.session.onOutput((chunk) => {
+    if (this.lineCounter.value !== undefined || this.owned.disposed) return;
+    const subscription = this.session.onOutput((chunk) => {
       for (let at = chunk.text.indexOf('\n'); at !== -1; at = chunk.text.indexOf('\n', at + 1)) {
         this.unshownLines++;
       }
     });
+    this.lineCounter.value = this.owned.own('daemon session line counter', () => subscription.dispose());
   }
 
   private stopCountingLines(): void {
-    this.lineCounter?.dispose();
-    this.lineCounter = undefined;
+    this.lineCounter.clear();
   }
 
   /** True while `client` is the attached one. */
@@ -167,9 +172,10 @@ export class DaemonSession {
     this.attachedTo = undefined;
     if (this.closing === undefined) this.countLines();
     if (this.detachedTtlMs > 0 && this.closing === undefined) {
-      this.ttlTimer = setTimeout(
-        () => void this.close(`detached for ${this.detachedTtlMs} ms (detachedTtlMs)`).catch(() => undefined),
+      this.ttl.value = this.owned.timeout(
+        'daemon session detached ttl',
         this.detachedTtlMs,
+        () => void this.close(`detached for ${this.detachedTtlMs} ms (detachedTtlMs)`).catch(() => undefined),
       );
     }
   }
@@ -191,8 +197,7 @@ export class DaemonSession {
 
   /** It is closed (by a client, its TTL, or the daemon's stop): the attached client is told. */
   forget(reason: string): void {
-    this.stopTtl();
-    this.stopCountingLines();
+    this.owned.dispose(); // the TTL and the line counter: a gone session arms neither again
     const client = this.attachedTo;
     this.attachedTo = undefined;
     client?.revoke(this.id, `the session was closed: ${reason}`);
@@ -200,8 +205,7 @@ export class DaemonSession {
   }
 
   private stopTtl(): void {
-    clearTimeout(this.ttlTimer);
-    this.ttlTimer = undefined;
+    this.ttl.clear();
   }
 
   /**
