@@ -21,8 +21,6 @@ const LIFECYCLE = 'shared/lifecycle.ts';
  * else's part of issue 24; converting one means deleting its line here.
  */
 const NOT_YET_OWNED: Record<string, string> = {
-  'main/worlds/world-link.ts': "the link's heartbeat: the lead edits the world link",
-  'main/worlds/world-client.ts': "a call's timeout: the lead edits the world client",
   'worker/output-pipeline.ts': "the output turn's immediate: the output pipeline's helper owns it",
   'worker/replies/terminal-replier.ts': "the replier's parse turn: the replies' helper owns it",
   'worker/thread/heartbeat.ts': "the thread's beat interval: src/worker/thread is outside this change",
