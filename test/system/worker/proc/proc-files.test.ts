@@ -87,8 +87,8 @@ describe.runIf(process.platform === 'linux')('held /proc descriptors', () => {
     expect(report.heldAfter).toEqual([null, null, null]);
     expect(report.heldCount).toBe(0);
     // … while the path, opened afresh, names the newcomer, as the next read through the same files does.
-    expect(report.fresh).toBe('python3');
-    expect(report.reopened).toBe('python3');
+    expect(report.fresh).toBe('tail');
+    expect(report.reopened).toBe('tail');
     expect(report.sampleAfterExit).toBe(null);
     expect(report.heldAfterSample).toBe(0);
   });
