@@ -22,6 +22,7 @@
  * - Files not read here for that reason: `/proc/<pid>/mem` binds the address space at open (after an exec
  *   a held one would read the old one, or that of a process sharing it), and `fd/<n>` and `fdinfo/<n>`
  *   must name the descriptor table's current file. Those are opened for every read.
+ * - Node opens with O_CLOEXEC: a shell launched later by the same thread inherits none of them.
  */
 import fs from 'node:fs';
 
