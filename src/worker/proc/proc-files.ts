@@ -13,9 +13,12 @@
  * - A procfs inode is bound to the kernel's `struct pid` of the process or thread it was opened for, not
  *   to the number in its path, and a `struct pid` is never reused. Once that task is reaped, every read
  *   fails with ESRCH, also after its pid or tid has been handed to another process or thread: a held
- *   descriptor can never read a newcomer. The failure drops the descriptor and the reading is
- *   `undefined` (vanished: never evidence); the next sample opens the path afresh and meets the
- *   newcomer as a fresh open would, with every check of the tree walk (ppid, start time) applied to it.
+ *   descriptor can never read a newcomer. The failure drops the descriptor and the path is opened
+ *   afresh at once: the reading is then the newcomer's, as a fresh open's would be, with every check of
+ *   the tree walk (ppid, start time) applied to it. Not skipping it matters: a process missed at the
+ *   write boundary would have no baseline, and its old wait would look new to the proof (rule 4).
+ *   {@link ProcFiles.replaced} counts those reopenings, so a thread's inspection that met one (its
+ *   files may then describe two tasks) is `unknown`.
  * - exec changes the program, not the `struct pid`: the files show the process after exec, as a fresh
  *   open would. (An exec from a non-leader thread hands the leader's `struct pid` to that thread, which
  *   takes the leader's tid: the path and the descriptor still agree.)
@@ -62,12 +65,15 @@ export interface ProcFiles {
   read(path: string): string | undefined;
   /** Called when a sample is complete: descriptors the sample did not use may be released. */
   endSample(): void;
+  /** How many held descriptors were found dead and their path reopened (grows only; 0 when none are held). */
+  readonly replaced: number;
 }
 
 /** Reads every file afresh (open, read, close): for one-off reads and callers that keep no state. */
 export const freshProcFiles: ProcFiles = {
   read: readProcText,
   endSample: () => undefined,
+  replaced: 0,
 };
 
 /** Upper bound on descriptors one {@link HeldProcFiles} keeps; files beyond it are read afresh. */
@@ -86,6 +92,11 @@ export class HeldProcFiles implements ProcFiles {
   private readonly held = new Map<string, { fd: number; used: boolean }>();
   private readonly buffer = Buffer.allocUnsafe(HELD_BYTES);
   private closed = false;
+  private reopened = 0;
+
+  get replaced(): number {
+    return this.reopened;
+  }
 
   /** The number of descriptors held now. */
   get size(): number {
@@ -93,25 +104,38 @@ export class HeldProcFiles implements ProcFiles {
   }
 
   read(path: string): string | undefined {
-    let entry = this.held.get(path);
-    if (entry === undefined) {
-      if (this.closed || this.held.size >= MAX_HELD_FILES) return readProcText(path);
-      let fd: number;
-      try {
-        fd = fs.openSync(path, 'r');
-      } catch (_vanishedOrDenied) {
-        return undefined;
-      }
-      entry = { fd, used: true };
-      this.held.set(path, entry);
-    }
+    const entry = this.held.get(path);
+    if (entry === undefined) return this.openAndRead(path);
     entry.used = true;
+    const text = this.readHeld(entry.fd, path);
+    if (text !== undefined) return text;
+    // ESRCH: the task this descriptor was opened for is gone; its id may already be another's, which a
+    // fresh open reads (see the top of this file).
+    this.drop(path, entry.fd);
+    this.reopened++;
+    return this.openAndRead(path);
+  }
+
+  private openAndRead(path: string): string | undefined {
+    if (this.closed || this.held.size >= MAX_HELD_FILES) return readProcText(path);
+    let fd: number;
+    try {
+      fd = fs.openSync(path, 'r');
+    } catch (_vanishedOrDenied) {
+      return undefined;
+    }
+    this.held.set(path, { fd, used: true });
+    const text = this.readHeld(fd, path);
+    if (text === undefined) this.drop(path, fd);
+    return text;
+  }
+
+  /** The text read through `fd` from offset 0, or `undefined` when the read fails. */
+  private readHeld(fd: number, path: string): string | undefined {
     let length: number;
     try {
-      length = fs.readSync(entry.fd, this.buffer, 0, HELD_BYTES, 0);
+      length = fs.readSync(fd, this.buffer, 0, HELD_BYTES, 0);
     } catch (_vanishedOrDenied) {
-      // ESRCH: the task this descriptor was opened for is gone (its id may already be another's).
-      this.drop(path, entry.fd);
       return undefined;
     }
     if (length < HELD_BYTES) return this.buffer.toString('utf8', 0, length);

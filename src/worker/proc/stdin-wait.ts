@@ -149,7 +149,8 @@ type WatchResult = { watched: true; fd: number; relay: boolean } | { watched: fa
  * different moments, so the verdict is `not_waiting` (it was demonstrably not blocked throughout).
  * A thread woken but not yet scheduled still shows the old syscall; its state `R` rules it out.
  * `files` may hold the thread's descriptors across calls (`HeldProcFiles`): each read is still of
- * that moment, and a thread gone since fails the read (`unknown`), whoever holds its tid now.
+ * that moment; a held descriptor found dead (its thread gone, the tid perhaps another's) is reopened,
+ * and an inspection that met such a reopening is `unknown`: its reads may describe two threads.
  */
 export function inspectThreadStdinWait(
   pid: number,
@@ -160,12 +161,19 @@ export function inspectThreadStdinWait(
 ): ThreadWait {
   const table = waitSyscallTable(arch);
   if (table === undefined) return { pid, tid, verdict: 'unknown' };
+  const replaced = files.replaced;
   const before = schedSwitches(pid, tid, files);
   const line = files.read(`/proc/${pid}/task/${tid}/syscall`);
   const thread = readThreadStat(pid, tid, files);
   const switches = schedSwitches(pid, tid, files);
   const state = line === undefined ? undefined : parseSyscallLine(line);
-  if (state === undefined || thread === undefined || before === undefined || switches === undefined) {
+  if (
+    state === undefined ||
+    thread === undefined ||
+    before === undefined ||
+    switches === undefined ||
+    files.replaced !== replaced
+  ) {
     return { pid, tid, verdict: 'unknown' };
   }
   if (state.kind !== 'syscall') return { pid, tid, verdict: 'not_waiting', switches };

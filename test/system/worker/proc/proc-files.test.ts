@@ -8,8 +8,14 @@ import { spawn as spawnChild, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HeldProcFiles, MAX_HELD_FILES, readProcText } from '../../../../dist/worker/proc/proc-files.js';
+import {
+  HeldProcFiles,
+  MAX_HELD_FILES,
+  type ProcFiles,
+  readProcText,
+} from '../../../../dist/worker/proc/proc-files.js';
 import { descendantsOf, readProcStat } from '../../../../dist/worker/proc/proc-probe.js';
+import { inspectThreadStdinWait } from '../../../../dist/worker/proc/stdin-wait.js';
 import { until } from '../../../support/until.js';
 
 const REUSE_FIXTURE = path.resolve(import.meta.dirname, '../../../fixtures/held-proc-reuse.mjs');
@@ -83,12 +89,15 @@ describe.runIf(process.platform === 'linux')('held /proc descriptors', () => {
     const report = JSON.parse(run.stdout.trim());
     expect(report.reused).toBe(true);
     expect(report.before).toEqual(['sleep']);
-    // stat, syscall and schedstat held for the exited sleep: every read fails, and nothing stays held …
-    expect(report.heldAfter).toEqual([null, null, null]);
-    expect(report.heldCount).toBe(0);
-    // … while the path, opened afresh, names the newcomer, as the next read through the same files does.
+    // stat, syscall and schedstat held for the exited sleep: each descriptor fails, is counted as replaced
+    // and its path reopened, so the reading is the newcomer's, as a fresh open's is: never the old one's.
+    expect(report.heldAfter).toBe('tail');
+    expect(report.heldAfterRead).toEqual([true, true, true]);
+    expect(report.replaced).toBe(3);
+    expect(report.heldCount).toBe(3);
     expect(report.fresh).toBe('tail');
-    expect(report.reopened).toBe('tail');
+    expect(report.again).toBe('tail');
+    expect(report.replacedAfter).toBe(3); // the reopened descriptors are the newcomer's: nothing more
     expect(report.sampleAfterExit).toBe(null);
     expect(report.heldAfterSample).toBe(0);
   });
@@ -143,5 +152,41 @@ describe.runIf(process.platform === 'linux')('held /proc descriptors', () => {
     });
     expect(found.map((stat) => stat.ppid)).toEqual([python.pid]);
     expect(found.map((stat) => stat.comm)).toEqual(['python3']);
+  });
+
+  it('an inspection that met a reopened descriptor is unknown, never waiting (fake files pin the race)', () => {
+    // A thread blocked in read() on a character device of this process (/dev/null stands for the
+    // terminal: only its device number is compared). The files are fakes: the kernel cannot be made to
+    // reuse a tid between two reads of one inspection on purpose.
+    const fd = fs.openSync('/dev/null', 'r');
+    cleanups.push(() => fs.closeSync(fd));
+    const rdev = fs.fstatSync(fd).rdev;
+    const pid = process.pid;
+    const stat = readProcText(`/proc/${pid}/stat`)!.replace(/\) \S /, ') S ');
+    const readNr = process.arch === 'arm64' ? 63 : 0;
+    const fake = (replacedAt: string | undefined): ProcFiles => {
+      let replaced = 0;
+      let schedstatReads = 0;
+      return {
+        get replaced() {
+          return replaced;
+        },
+        endSample: () => undefined,
+        read(path: string) {
+          if (path.endsWith('/schedstat')) {
+            schedstatReads++;
+            // The second read of the run counter met a dead descriptor and read the newcomer's instead.
+            if (replacedAt === 'schedstat' && schedstatReads === 2) replaced++;
+            return '1 1 7\n';
+          }
+          if (path.endsWith('/syscall'))
+            return `${readNr} 0x${fd.toString(16)} 0x0 0x1000 0x0 0x0 0x0 0x0 0x0\n`;
+          if (path.endsWith('/stat')) return stat;
+          return undefined;
+        },
+      };
+    };
+    expect(inspectThreadStdinWait(pid, pid, rdev, process.arch, fake(undefined)).verdict).toBe('waiting');
+    expect(inspectThreadStdinWait(pid, pid, rdev, process.arch, fake('schedstat')).verdict).toBe('unknown');
   });
 });
