@@ -49,6 +49,7 @@ import type { LiveOutputPublisher } from './output/live-output.js';
 import type { OutputMark } from './output/output-window.js';
 import { OutputPipeline } from './output-pipeline.js';
 import { verifiedForegroundGroup } from './proc/foreground-group.js';
+import { HeldProcFiles } from './proc/proc-files.js';
 import { findByNamespacePid, identityOf, readProcStat } from './proc/proc-probe.js';
 import { type ForegroundSample, sampleForeground, type ThreadWait } from './proc/stdin-wait.js';
 import { waitSyscallTable } from './proc/syscall-table.js';
@@ -115,6 +116,8 @@ export class SessionCore extends DisposableOwner {
   private outputDrain: PtyOutputDrain | undefined;
   private root: ProcessIdentity | undefined;
   private ttyRdev = -1;
+  /** The `/proc` descriptors samples re-read (src/worker/proc/proc-files.ts); closed by dispose. */
+  private readonly procFiles = new HeldProcFiles();
   private shellIdentity: ShellIdentity | undefined;
   /** The send slot: what may write to the terminal and receives the stream now (one at a time). */
   private slot: SendSlot | undefined;
@@ -150,6 +153,7 @@ export class SessionCore extends DisposableOwner {
     super();
     const { config } = spec;
     this.dialect = dialectNamed(spec.dialect);
+    this.owned.own('held /proc descriptors', () => this.procFiles.close());
     this.pipeline = this.owned.add(
       new OutputPipeline({
         rows: spec.rows,
@@ -755,7 +759,13 @@ export class SessionCore extends DisposableOwner {
   private sampleNow(): ForegroundSample | undefined {
     const root = this.root;
     if (root === undefined || this.exitStatus.kind === 'exited') return undefined;
-    return sampleForeground(root.pid, this.shellIdentity?.pid ?? root.pid, this.ttyRdev);
+    return sampleForeground(
+      root.pid,
+      this.shellIdentity?.pid ?? root.pid,
+      this.ttyRdev,
+      process.arch,
+      this.procFiles,
+    );
   }
 
   /**
