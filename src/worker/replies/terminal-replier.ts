@@ -448,7 +448,6 @@ export class TerminalReplier {
       throw error;
     }
     this.bound = new StringSequenceBound(
-      this.internals.transitionTable,
       Math.min(options.maxStringSequenceChars ?? MAX_STRING_SEQUENCE_CHARS, MAX_STRING_SEQUENCE_CHARS),
     );
     this.replyTo = options.reply;
