@@ -22,13 +22,18 @@
  *   lines still on screen back from the ring (they may be redrawn). A fast-path chunk disengages again
  *   once the cursor is at column 0 of a blank row with nothing below it.
  *
- * The xterm internals used (`_core.writeSync`, the only synchronous parse entry of xterm 6) are reached
- * in {@link reachXtermInternals}, which fails closed: a clear error, never a wrong answer.
+ * The xterm internals used (`_core.writeSync`, the only synchronous parse entry of xterm 6, and the
+ * parser's state) are reached through the product's src/worker/replies/xterm-internals.ts, which fails
+ * closed: a clear error, never a wrong answer. In front of xterm stands the product's guard against
+ * hostile streams (hostile-stream-guard.ts: string sequences bounded, queries budgeted); the fast path
+ * never needs it, since pass-through is only taken between sequences and holds no introducer or query.
  */
 import xtermHeadless from '@xterm/headless';
 import { LineFeeds } from '../../dist/worker/output/line-feeds.js';
 import { LineTextKind, lineTextKind } from '../../dist/worker/output/line-text.js';
 import { parseOwnedMarker } from '../../dist/worker/readiness/prompt-marker.js';
+import { HostileStreamGuard } from '../../dist/worker/replies/hostile-stream-guard.js';
+import { ParserState, xtermInternals } from '../../dist/worker/replies/xterm-internals.js';
 
 /** Largest piece handed to one synchronous parse (bounds the rows one write can scroll off). */
 const PARSE_SLICE_CHARS = 8 * 1024;
@@ -54,20 +59,17 @@ const BARE_CR = /\r(?!\n)/;
 const ROW_EDIT_TEXT = /^[\x20-\x7e\r\n\x08]*$/;
 
 /**
- * The two xterm 6 internals the model needs, reached in one place that fails closed (throws when this
- * xterm lacks them): `_core.writeSync`, its only synchronous parse entry (without it a prompt check
- * would read a stale screen), and whether the parser stands in its ground state (between sequences),
- * the only moment a sequence of ours (`CSI 3 J`) may be parsed in between the program's output.
+ * The two xterm 6 internals the model needs, from the product's one module for them (it throws a
+ * TerminalError('INTERNAL') when this xterm lacks them): its only synchronous parse entry (without it
+ * a prompt check would read a stale screen), and whether the parser stands in its ground state (between
+ * sequences), the only moment a sequence of ours (`CSI 3 J`) may be parsed in between the program's output.
  */
 export function reachXtermInternals(terminal) {
-  const core = terminal._core;
-  const writeSync = core?.writeSync;
-  const parser = core?._inputHandler?._parser;
-  if (typeof writeSync !== 'function' || typeof parser?.currentState !== 'number')
-    throw new Error(
-      'xterm-only model: this @xterm/headless lacks _core.writeSync or the parser state (checked against 6.0)',
-    );
-  return { parse: (data) => writeSync.call(core, data), inGround: () => parser.currentState === 0 };
+  const internals = xtermInternals(terminal);
+  return {
+    parse: (data) => internals.writeSync(data),
+    inGround: () => internals.parserState() === ParserState.GROUND,
+  };
 }
 
 /** The pen (SGRs) in effect at the end of `text`, as a string of SGRs to replay; `pen` is what held before. */
@@ -109,7 +111,12 @@ export class XtermOnlyModel {
     const internals = reachXtermInternals(this.terminal);
     this.parse = internals.parse;
     this.parserInGround = internals.inGround;
-    this.terminal.onData((data) => reply(data));
+    /** String-sequence bound and query budget in front of every parse of the program's output. */
+    this.guard = new HostileStreamGuard();
+    this.terminal.onData((data) => {
+      this.guard.replied();
+      reply(data);
+    });
     this.lineFeeds = new LineFeeds();
     /** Pass-through (true) or engaged. */
     this.passing = true;
@@ -574,7 +581,8 @@ export class XtermOnlyModel {
   }
 
   /** Parses `data` now and commits the rows it scrolled off the top. */
-  parseNow(data) {
+  parseNow(input) {
+    const data = this.guard.admit(input);
     this.stats.parsedChars += data.length;
     for (let at = 0; at < data.length; at += PARSE_SLICE_CHARS) {
       this.parse(

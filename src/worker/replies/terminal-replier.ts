@@ -22,12 +22,9 @@
  * cursor-up frames (multi-line progress, cursor-up-frame-collapse.ts) are replaced by their last frame.
  *
  * Bounds: string sequences (OSC, DCS, SOS/PM/APC) longer than {@link MAX_STRING_SEQUENCE_CHARS} are
- * cancelled before xterm sees them (string-sequence-bound.ts); xterm would otherwise collect up to 10
- * million characters of each payload. Nothing the replier answers has a longer body.
- *
- * Query spam: xterm spends about a microsecond per answered query, so 20 MB of `ESC[6n` cost seconds of
- * parsing. Answers are budgeted ({@link REPLIES_PER_SECOND}, bursts of {@link REPLY_BURST}); while the
- * budget is spent, the common queries are neutralized before xterm sees them (see {@link QUERY}).
+ * cancelled before xterm sees them, and queries past a budget are neutralized (hostile-stream-guard.ts);
+ * xterm would otherwise collect up to 10 million characters of each payload, and spend seconds on
+ * megabytes of `ESC[6n`. Nothing the replier answers has a longer body.
  *
  * Prompt markers: with `isPromptMarker`, the replier counts the session's prompt markers as xterm parses
  * them, in stream order with the replies (`markersParsed`, and the count passed with each reply), so
@@ -44,37 +41,14 @@ import type { TerminalSnapshot } from '../../shared/types.js';
 import type { LineFeeds } from '../output/line-feeds.js';
 import { CarriageReturnCollapser } from './carriage-return-collapse.js';
 import { FrameCollapser } from './cursor-up-frame-collapse.js';
+import { HostileStreamGuard, MAX_STRING_SEQUENCE_CHARS } from './hostile-stream-guard.js';
 import {
   holdsOnlyAdmittedSequences,
   lineFeedsToRefresh,
   PlainRunScanner,
   reducePlainRun,
 } from './plain-text-skip.js';
-import { StringSequenceBound } from './string-sequence-bound.js';
 import { ParserState, type XtermInternals, xtermInternals } from './xterm-internals.js';
-
-/**
- * Longest string sequence (OSC, DCS, SOS/PM/APC, introducer excluded) passed to xterm. The longest body
- * it could answer is far shorter: a DECRQSS names a setting in a few characters, a prompt marker holds
- * a cwd (PATH_MAX is 4096 bytes); longer sequences only cost memory.
- */
-export const MAX_STRING_SEQUENCE_CHARS = 8 * 1024;
-
-/** Replies made per second at most, sustained: a program asking back to back needs a few hundred. */
-const REPLIES_PER_SECOND = 2000;
-
-/** Replies made at once before the rate applies (a full-screen program asks about five at startup). */
-const REPLY_BURST = 512;
-
-/**
- * The common queries — device status and cursor position (`CSI n`, `CSI ? n`), device attributes
- * (`CSI c`, `CSI > c`, `CSI = c`), mode reports (`CSI ? $ p`), window size (`CSI 18 t`) — in their
- * 7-bit and C1 forms. None changes the terminal's state; each only makes a reply. Replacing its
- * parameters and final byte by CAN leaves the introducer's effects (an ESC ends a string sequence, as
- * it does before any CSI) and returns the parser to ground with no reply, as the query would.
- */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the grammar is made of control codes
-const QUERY = /(\x1b\[|\x9b)(?:[?>=]?[0-9;]*[nc]|\??[0-9;]*\$p|18t)/g;
 
 /** The OSC number of the prompt marker (prompt-marker.ts), counted for the reply gate. */
 const PROMPT_MARKER_OSC = 133;
@@ -384,15 +358,12 @@ export class TerminalReplier {
   private readonly scanner = new PlainRunScanner();
   private readonly frames = new FrameCollapser();
   private readonly replyTo: (data: string, markersBefore: number) => void;
-  /** Cancels overlong string sequences. */
-  private readonly bound: StringSequenceBound;
+  /** Cancels overlong string sequences and neutralizes queries past the reply budget. */
+  private readonly guard: HostileStreamGuard;
   private markers = 0;
   /** Characters in `queue` (strings only). */
   private queuedChars = 0;
   private backlogWaiters: { chars: number; resolve: () => void }[] = [];
-  /** Replies the budget still allows now, and when it was last refilled. */
-  private replyTokens = REPLY_BURST;
-  private replyTokensAt = performance.now();
   private readonly onReplyError: ((error: unknown) => void) | undefined;
   /** Fed chunks and resizes not yet planned into a write, in stream order. */
   private queue: (string | PendingResize)[] = [];
@@ -447,10 +418,7 @@ export class TerminalReplier {
       this.terminal.dispose();
       throw error;
     }
-    this.bound = new StringSequenceBound(
-      this.internals.transitionTable,
-      Math.min(options.maxStringSequenceChars ?? MAX_STRING_SEQUENCE_CHARS, MAX_STRING_SEQUENCE_CHARS),
-    );
+    this.guard = new HostileStreamGuard(options.maxStringSequenceChars);
     this.replyTo = options.reply;
     this.onReplyError = options.onReplyError;
     this.terminal.onData((data) => this.emit(data));
@@ -490,7 +458,7 @@ export class TerminalReplier {
       ...this.counters,
       collapsedSegments: this.held.collapsedSegments,
       collapsedFrames: this.frames.collapsedFrames,
-      discardedSequences: this.bound.discardedSequences,
+      discardedSequences: this.guard.discardedSequences,
     };
   }
 
@@ -501,8 +469,7 @@ export class TerminalReplier {
   feed(data: string): void {
     if (this.disposed || data.length === 0) return;
     this.counters.charsFed += data.length;
-    const budgeted = this.replyBudgetLeft() ? data : data.replace(QUERY, '$1\x18');
-    const bounded = this.bound.filter(budgeted);
+    const bounded = this.guard.admit(data);
     if (bounded.length === 0) return;
     this.queue.push(bounded);
     this.queuedChars += bounded.length;
@@ -579,7 +546,7 @@ export class TerminalReplier {
    */
   private mayHoldUnscanned(): boolean {
     // Inside a string sequence (a long OSC's body is line text too), the bound decides what xterm sees.
-    if (!this.bound.atGround) return false;
+    if (!this.guard.atGround) return false;
     const idle =
       !this.writing &&
       this.scheduled === undefined &&
@@ -656,21 +623,9 @@ export class TerminalReplier {
     this.settleBacklogWaiters();
   }
 
-  /** Whether the reply budget allows more replies now (refilled at {@link REPLIES_PER_SECOND}). */
-  private replyBudgetLeft(): boolean {
-    if (this.replyTokens >= 1) return true;
-    const now = performance.now();
-    this.replyTokens = Math.min(
-      REPLY_BURST,
-      this.replyTokens + ((now - this.replyTokensAt) * REPLIES_PER_SECOND) / 1000,
-    );
-    this.replyTokensAt = now;
-    return this.replyTokens >= 1;
-  }
-
   private emit(data: string): void {
     if (this.disposed) return;
-    this.replyTokens -= 1;
+    this.guard.replied();
     try {
       this.replyTo(data, this.markers);
     } catch (error) {

@@ -1,12 +1,11 @@
 /**
  * The one place that reads @xterm/headless internals — what its public API does not offer and the
- * terminal model's fast paths and snapshots need: the parser's state and transition table, the active
- * buffer's scroll region and line ring, the character set in use, the synchronous parse (`writeSync`,
- * deprecated in xterm 6) and the write buffer behind `write()`.
+ * terminal model's fast paths and snapshots need: the parser's state, the active buffer's scroll region
+ * and line ring, the character set in use, the synchronous parse (`writeSync`, deprecated in xterm 6)
+ * and the write buffer behind `write()`. xterm's transition table is not read: the string-sequence
+ * bound follows its own description of the grammar (string-sequence-bound.ts).
  *
- * Every shape is checked when a terminal is made, the transition table by transitions whose meaning is
- * fixed (ESC enters the escape state, `]` there starts an OSC, a letter prints in ground). Anything
- * else fails closed: TerminalError('INTERNAL') naming the installed and the known xterm version. A
+ * Every shape is checked when a terminal is made. Anything else fails closed: TerminalError('INTERNAL') naming the installed and the known xterm version. A
  * fast path reading a changed shape would give wrong answers (a reply missed, a screen off by a line),
  * which is worse than a session that refuses to start.
  */
@@ -19,17 +18,11 @@ export const KNOWN_XTERM_VERSION = '6.0.0';
 
 /** xterm's parser states (`ParserState`) read here. */
 export const ParserState = { GROUND: 0, ESCAPE: 1, OSC_STRING: 8 } as const;
-/** xterm's parser actions (`ParserAction`) checked here. */
-const ACTION_PRINT = 2;
-/** States in xterm 6's table: one row of 256 classes each, `action << 4 | next state` per entry. */
-const TABLE_STATES = 14;
 
 /** What the terminal model reads from xterm beyond its public API. */
 export interface XtermInternals {
   /** The parser's state now (`ParserState`). */
   parserState(): number;
-  /** The transition table: `state << 8 | class` → `action << 4 | next state`. */
-  readonly transitionTable: Uint8Array;
   /** The active buffer's scroll region (0-based rows, inclusive). */
   scrollRegion(): { top: number; bottom: number };
   /** The active buffer's line ring: lines held and its capacity. */
@@ -76,10 +69,6 @@ function reach(terminal: Terminal): XtermInternals | string {
   if (typeof core !== 'object' || core === null) return 'no _core';
   const parser = (core._inputHandler as Shape)?._parser as Shape;
   if (typeof parser?.currentState !== 'number') return 'no _inputHandler._parser.currentState';
-  const table = (parser._transitions as Shape)?.table;
-  if (!(table instanceof Uint8Array)) return 'no _parser._transitions.table';
-  const layout = tableProblem(table);
-  if (layout !== undefined) return `the transition table ${layout}`;
   const buffers = core.buffers as Shape;
   const activeBuffer = (): Shape => buffers?.active as Shape;
   const active = activeBuffer();
@@ -107,7 +96,6 @@ function reach(terminal: Terminal): XtermInternals | string {
   };
   return {
     parserState: () => parser.currentState as number,
-    transitionTable: table,
     scrollRegion: () => {
       const buffer = activeBuffer() as { scrollTop: number; scrollBottom: number };
       return { top: buffer.scrollTop, bottom: buffer.scrollBottom };
@@ -120,23 +108,6 @@ function reach(terminal: Terminal): XtermInternals | string {
     writeSync: sync,
     drainWrites: writeBufferDrain(writeBuffer as unknown as WriteBufferState, sync),
   };
-}
-
-/** What is wrong with `table` as xterm 6's transition table, or undefined when its layout holds. */
-export function tableProblem(table: Uint8Array): string | undefined {
-  if (table.length < TABLE_STATES << 8)
-    return `holds ${table.length} entries, fewer than ${TABLE_STATES} × 256`;
-  const next = (state: number, code: number) => table[(state << 8) | code]! & 15;
-  const action = (state: number, code: number) => table[(state << 8) | code]! >> 4;
-  if (next(ParserState.GROUND, 0x1b) !== ParserState.ESCAPE) return 'does not take ESC to the escape state';
-  if (next(ParserState.ESCAPE, 0x5d) !== ParserState.OSC_STRING) return 'does not start an OSC at ESC ]';
-  if (
-    next(ParserState.GROUND, 0x61) !== ParserState.GROUND ||
-    action(ParserState.GROUND, 0x61) !== ACTION_PRINT
-  ) {
-    return 'does not print a letter in ground';
-  }
-  return undefined;
 }
 
 /**
