@@ -32,15 +32,15 @@ import {
 } from './readiness.js';
 import { CALLER_SEND, type ReadinessPolicy } from './readiness-policy.js';
 import { SendCancellation, type SendWrite } from './send-cancellation.js';
-import {
-  nextQuietRun,
-  OutputEvidence,
-  type PendingConfirm,
-  processRunsOf,
-  type QuietRun,
-  type WriteBoundary,
-} from './send-evidence.js';
+import { nextQuietRun, OutputEvidence, processRunsOf, type WriteBoundary } from './send-evidence.js';
 import type { SendContext } from './send-ports.js';
+import {
+  type OutputReaction,
+  type ProbeSchedule,
+  REACTION_URGENCY,
+  type SendState,
+  type Waiting,
+} from './send-state.js';
 import { PatternWatch, type WaitPattern } from './wait-pattern.js';
 
 /** Probe delays after output, in ms: a program that just printed its prompt blocks within microseconds,
@@ -114,77 +114,6 @@ export interface SendOptions {
   /** Absolute deadline (`performance.now()` ms) shared by several phases; default start + timeoutMs. */
   deadlineAt?: number;
 }
-
-/** States of a send; each carries what belongs to it. */
-type SendState =
-  /** Terminal replies are drained before the caller's input; only the byte clock runs. */
-  | { readonly kind: 'draining'; readonly output: OutputEvidence }
-  /** The input is being written; output is collected (its echo). */
-  | {
-      readonly kind: 'writing';
-      readonly output: OutputEvidence;
-      readonly boundary: WriteBoundary;
-      readonly write: SendWrite;
-    }
-  | Waiting
-  /** The session is closing: no probe, no silence, no output taken; the deadline or the exit settles it. */
-  | { readonly kind: 'stopping' }
-  | { readonly kind: 'settled'; readonly outcome: SendOutcome };
-
-/** How a settled send ended. */
-type SendOutcome =
-  | { readonly kind: 'result'; readonly result: TerminalSendResult }
-  | { readonly kind: 'failed'; readonly error: unknown };
-
-/** Gathering readiness evidence after the write (or from the start, without input). */
-interface Waiting {
-  readonly kind: 'waiting';
-  /** When the write finished (or the send began, without input). */
-  readonly since: number;
-  readonly output: OutputEvidence;
-  readonly boundary: WriteBoundary;
-  /** Threads seen leaving the wait they were in at the boundary (rule 4). */
-  readonly leftWait: Set<number>;
-  /** A prompt or stdin-wait verdict waiting out its confirm window. */
-  confirm: PendingConfirm | undefined;
-  quietRun: QuietRun;
-  /** When the next probe looks, and how probes back off or spin. */
-  readonly schedule: ProbeSchedule;
-  /**
-   * Set while this send processes pending output itself (`processPendingOutput`): what the chunks it
-   * processed asked for, applied once the flush returned.
-   */
-  flushing: OutputReaction | undefined;
-}
-
-/** The probes' timing while waiting (the timers themselves are the send's slots). */
-interface ProbeSchedule {
-  /** When the armed probe is due (`+Infinity`: none, or one running). */
-  dueAt: number;
-  /** Position in PROBE_BACKOFF_MS; output starts over. */
-  step: number;
-  /** Until when probes may run on consecutive event-loop turns (see SPIN_PROBE_MS). */
-  spinUntil: number;
-  /** Output characters processed since the current spin began (see SPIN_MAX_CHARS). */
-  spinChars: number;
-}
-
-/**
- * What processed output asks of a waiting send, most urgent first: settle `pattern`; judge at once (a
- * prompt candidate arrived); probe on the next turn, as a burst after a pause (`burst`) or more of one
- * (`spin`); probe once the output pauses; nothing.
- */
-type OutputReaction = 'pattern' | 'judge' | 'burst' | 'spin' | 'after-quiet' | 'none';
-
-/** Which of two reactions wins when one flush processed several chunks. */
-const REACTION_URGENCY: Record<OutputReaction, number> = {
-  pattern: 5,
-  judge: 4,
-  burst: 3,
-  spin: 2,
-  'after-quiet': 1,
-  none: 0,
-};
 
 /**
  * One send (the pipeline's `OutputListener` while it holds the slot). The pipeline feeds it the sanitized stream (`text`, `newline`, `textBlock`, `rewriteLine`,
