@@ -535,7 +535,7 @@ export class SendOperation extends DisposableOwner {
       if (reaction === 'pattern' || reaction === 'judge') this.react(state, reaction);
       if (this.state !== state) return;
     } else if (state.kind !== 'stopping') {
-      this.env.output.flush(); // still writing: no reaction to output before the wait
+      this.env.output.flush(); // draining or writing: nothing reacts to output before the wait
     }
     // `running` only where the foreground could be read: it was observed, and not waiting for input.
     const observed =
@@ -588,7 +588,7 @@ export class SendOperation extends DisposableOwner {
     return Math.min(delay, this.env.config.pollIntervalMs);
   }
 
-  /** The tracker's prompt candidate, unless it is the prompt before typed-ahead input (see `typedAhead`). */
+  /** The tracker's prompt candidate, unless it is the prompt before typed-ahead input (see `WriteBoundary.typedAhead`). */
   private promptCandidate(waiting: Waiting): PromptCandidate | undefined {
     const candidate = this.tracker.candidate;
     if (candidate === undefined || !waiting.boundary.typedAhead) return candidate;
