@@ -276,7 +276,7 @@ export class SessionCore extends DisposableOwner {
       replierBusy: () => pipeline.parsingPending,
       markersParsed: () => pipeline.markersParsed,
       sample: () => this.sampleNow(),
-      isShellLineEditorWait: (wait) => this.isShellLineEditorWait(wait),
+      isShellLineEditorWait: (wait) => this.isShellLineEditorWait(launched, wait),
       write: (data) => {
         if (this.exitStatus.kind !== 'running' || !writer.writeReply(data)) return false;
         launched.lastReplyAt = performance.now();
@@ -643,9 +643,10 @@ export class SessionCore extends DisposableOwner {
   /** Nothing more is written to the terminal: held replies are dropped, pending input is cancelled. */
   private stopWriting(): void {
     const launched = this.launched;
-    launched?.replyGate.dispose();
-    launched?.writer.close();
-    launched?.outputDrain.close();
+    if (launched === undefined) return;
+    launched.replyGate.dispose();
+    launched.writer.close();
+    launched.outputDrain.close();
   }
 
   private onExit(launched: LaunchedTerminal, exitCode: number, signal: number | undefined): void {
@@ -765,11 +766,10 @@ export class SessionCore extends DisposableOwner {
    * Whether `wait` is the shell in its own line editor, which does not read terminal replies; never
    * when the dialect's line editor asks the terminal questions itself.
    */
-  private isShellLineEditorWait(wait: ThreadWait): boolean {
+  private isShellLineEditorWait(launched: LaunchedTerminal, wait: ThreadWait): boolean {
     if (this.dialect.lineEditorQueriesTerminal) return false;
-    const launched = this.launched;
     return (
-      wait.pid === (launched?.shellIdentity?.pid ?? launched?.root.pid) && this.dialect.isLineEditorWait(wait)
+      wait.pid === (launched.shellIdentity?.pid ?? launched.root.pid) && this.dialect.isLineEditorWait(wait)
     );
   }
 
