@@ -15,6 +15,9 @@
  * - **engineOneCall / engineTwoCalls** — the A/B of the `send` call, both straight on the session's
  *   proxy: one `send`, against what the host did before it (`startSend`, then `awaitSend` once that
  *   answered); interleaved send by send within each round.
+ * - **inlineHeld / inlineFresh** — the A/B of issue 24's held `/proc` descriptors: two inline cores, one
+ *   sampling through its own `HeldProcFiles` (as the product does), the other with every file opened
+ *   afresh (as before); interleaved send by send within each round; the time inside the samples too.
  * - **raw** — `echo x` until the echo and the prompt are back (bench/lib/raw-shell.mjs).
  *
  * Every figure is the median over the rounds of that round's p50 (or p99).
@@ -22,6 +25,7 @@
 import { performance } from 'node:perf_hooks';
 import { createPtyEngine } from '../dist/main/index.js';
 import { OutputPipeline } from '../dist/worker/output-pipeline.js';
+import { freshProcFiles } from '../dist/worker/proc/proc-files.js';
 import { PtyInputWriter } from '../dist/worker/pty/pty-input-writer.js';
 import { SendOperation } from '../dist/worker/readiness/send-operation.js';
 import { SessionCore } from '../dist/worker/session.js';
@@ -43,7 +47,7 @@ const wrap = (proto, name, before) => {
   };
 };
 wrap(SessionCore.prototype, 'startSend', () => {
-  stamps = { start: performance.now(), samples: 0 };
+  stamps = { start: performance.now(), samples: 0, sampleMs: 0 };
 });
 {
   const original = PtyInputWriter.prototype.write;
@@ -62,13 +66,26 @@ wrap(SendOperation.prototype, 'markerArrived', () => {
 wrap(SendOperation.prototype, 'settle', () => {
   if (stamps !== undefined) stamps.settle ??= performance.now();
 });
-wrap(SessionCore.prototype, 'sampleNow', () => {
-  if (stamps !== undefined) stamps.samples++;
-});
+{
+  const original = SessionCore.prototype.sampleNow;
+  SessionCore.prototype.sampleNow = function sampleNow(...args) {
+    const started = performance.now();
+    const sample = original.apply(this, args);
+    if (stamps !== undefined) {
+      stamps.samples++;
+      stamps.sampleMs += performance.now() - started;
+    }
+    return sample;
+  };
+}
 
 const engine = await createPtyEngine();
 const session = await engine.spawn();
 const inline = await InlineSession.start();
+/** The A/B of held `/proc` descriptors: the same inline core, its samples opening every file afresh. */
+const inlineFresh = await InlineSession.start();
+inlineFresh.core.procFiles.close();
+inlineFresh.core.procFiles = { ...freshProcFiles, close: () => undefined };
 const raw = await RawShell.start();
 /** Send ids for the proxy calls of the A/B paths, far from the session's own. */
 let proxyIds = 1_000_000;
@@ -78,26 +95,29 @@ let proxyIds = 1_000_000;
  * that window would measure the release, not the send.
  */
 const idleTurn = () => new Promise((resolve) => setImmediate(resolve));
+/** One `true` through an inline core, with its stages. */
+async function inlineSend(core) {
+  const { ms } = await core.send('true');
+  const s = stamps;
+  stamps = undefined;
+  return {
+    ms,
+    toWritten: s.written - s.start,
+    toFirstByte: s.firstByte - s.written,
+    toMarker: s.marker - s.firstByte,
+    toSettle: s.settle - s.marker,
+    toDone: s.start + ms - s.settle,
+    samples: s.samples,
+    sampleMs: s.sampleMs,
+  };
+}
 const rawEcho = (tail) => tail.endsWith(`\r\nx\r\n${RAW_PROMPT}`);
 const paths = {
   raw: async () => {
     raw.type('echo x');
     return { ms: await raw.waitFor(rawEcho) };
   },
-  inline: async () => {
-    const { ms } = await inline.send('true');
-    const s = stamps;
-    stamps = undefined;
-    return {
-      ms,
-      toWritten: s.written - s.start,
-      toFirstByte: s.firstByte - s.written,
-      toMarker: s.marker - s.firstByte,
-      toSettle: s.settle - s.marker,
-      toDone: s.start + ms - s.settle,
-      samples: s.samples,
-    };
-  },
+  inline: async () => inlineSend(inline),
   engine: async () => {
     const started = performance.now();
     const result = await session.startSend({ text: 'true' }).done;
@@ -135,11 +155,19 @@ const abPaths = {
     return { ms };
   },
 };
+/** The A/B of held `/proc` descriptors (issue 24), interleaved send by send like the one above. */
+const procPaths = {
+  inlineHeld: async () => inlineSend(inline),
+  inlineFresh: async () => inlineSend(inlineFresh),
+};
 const names = Object.keys(paths);
-const perRound = Object.fromEntries([...names, ...Object.keys(abPaths)].map((n) => [n, []]));
+const perRound = Object.fromEntries(
+  [...names, ...Object.keys(abPaths), ...Object.keys(procPaths)].map((n) => [n, []]),
+);
 try {
   for (const name of names) for (let i = 0; i < WARMUP; i++) await paths[name]();
   for (const name of Object.keys(abPaths)) for (let i = 0; i < WARMUP; i++) await abPaths[name]();
+  for (const name of Object.keys(procPaths)) for (let i = 0; i < WARMUP; i++) await procPaths[name]();
   for (let r = 0; r < ROUNDS; r++) {
     for (let k = 0; k < names.length; k++) {
       const name = names[(k + r) % names.length];
@@ -153,10 +181,17 @@ try {
       for (const name of order) ab[name].push(await abPaths[name]());
     }
     for (const name of Object.keys(ab)) perRound[name].push(ab[name]);
+    const proc = { inlineHeld: [], inlineFresh: [] };
+    for (let i = 0; i < SENDS; i++) {
+      const order = i % 2 === 0 ? ['inlineHeld', 'inlineFresh'] : ['inlineFresh', 'inlineHeld'];
+      for (const name of order) proc[name].push(await procPaths[name]());
+    }
+    for (const name of Object.keys(proc)) perRound[name].push(proc[name]);
   }
 } finally {
   await raw.close();
   await inline.close();
+  await inlineFresh.close();
   await engine.close();
 }
 
@@ -182,12 +217,17 @@ const rows = [
   ['  marker → settle decided', 'inline', 'toSettle'],
   ['  settle → done resolved', 'inline', 'toDone'],
   ['  `/proc` samples per send', 'inline', 'samples'],
+  ['  time in those samples', 'inline', 'sampleMs'],
   ['engine `true`, host-observed', 'engine', 'ms'],
   ['  engine-reported elapsedMs', 'engine', 'engineMs'],
   ['  host − engine (the two hops)', 'engine', 'hopMs'],
   ['A/B, through the proxy: one `send` call', 'engineOneCall', 'ms'],
   ['A/B, through the proxy: `startSend`, then `awaitSend` (before)', 'engineTwoCalls', 'ms'],
   ['bare Comlink round trip (`status()`)', 'comlink', 'ms'],
+  ['A/B, inline: `/proc` descriptors held across samples', 'inlineHeld', 'ms'],
+  ['  time in its samples', 'inlineHeld', 'sampleMs'],
+  ['A/B, inline: every `/proc` file opened afresh (before)', 'inlineFresh', 'ms'],
+  ['  time in its samples', 'inlineFresh', 'sampleMs'],
 ];
 console.log('| stage | p50 ms | p99 ms |\n| --- | --- | --- |');
 for (const [label, name, field] of rows)
@@ -204,6 +244,15 @@ const oneBetter = perRound.engineOneCall.filter(
     ),
 ).length;
 console.log(`\nA/B: one call had the lower p50 in ${oneBetter} of ${ROUNDS} rounds`);
+const roundP50 = (name, r) =>
+  percentile(
+    perRound[name][r].map((x) => x.ms),
+    50,
+  );
+const heldBetter = perRound.inlineHeld.filter(
+  (_, r) => roundP50('inlineHeld', r) < roundP50('inlineFresh', r),
+).length;
+console.log(`A/B: held /proc descriptors had the lower p50 in ${heldBetter} of ${ROUNDS} rounds`);
 const rawP50 = stat('raw', 'ms', 50);
 const rawP99 = stat('raw', 'ms', 99);
 console.log(

@@ -9,6 +9,7 @@
       'sources': [
         'build/patched-src/pty.cc',
         'src/local-flags.cc',
+        'src/peer-credentials.cc',
       ],
       # What node-addon-api's `node_addon_api_except` target gives its dependents (node-pty builds
       # with it), set here so that gyp writes nothing outside build/ for another project's .gyp file.

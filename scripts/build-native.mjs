@@ -151,7 +151,7 @@ function compile(nodeGyp, nodeAddonApiDir) {
 
 /** Loads the fresh addon in a separate Node process and checks that it has the functions agent-pty calls. */
 function checkAddon() {
-  const probe = `const m = require(${JSON.stringify(ADDON)}); if (typeof m.fork !== 'function' || typeof m.localFlags !== 'function') throw new Error('exports ' + Object.keys(m));`;
+  const probe = `const m = require(${JSON.stringify(ADDON)}); if (typeof m.fork !== 'function' || typeof m.localFlags !== 'function' || typeof m.peerCredentials !== 'function') throw new Error('exports ' + Object.keys(m));`;
   try {
     execFileSync(process.execPath, ['-e', probe], { stdio: ['ignore', 'ignore', 'pipe'] });
   } catch (error) {

@@ -52,6 +52,7 @@ export { type BubblewrapOptions, createBubblewrapSandbox } from './sandbox/bubbl
 export { runTerminalTool, TERMINAL_TOOLS, type TerminalToolOutcome } from './tools/catalog.js';
 export { TERMINAL_TOOLS_GUIDANCE } from './tools/guidance.js';
 export { DEFAULT_MAX_RESULT_BYTES, type TerminalTool, type TerminalToolContext } from './tools/tool.js';
+export { connectDaemonViewer, type DaemonViewer, type ViewedSession } from './worlds/daemon-viewer.js';
 // Execution worlds (§10) and the daemon (§12): the engine API over `serve --stdio` or a daemon's socket.
 export {
   type AttachTarget,

@@ -107,6 +107,19 @@ export class DisposableStore implements Disposable {
     return owned;
   }
 
+  /**
+   * A `setInterval` owned by this store: it runs every `ms` until disposed (by the store or through the
+   * returned handle). Inert on a disposed store.
+   */
+  interval(label: string, ms: number, run: () => void, options: TimerOptions = {}): Disposable {
+    if (this.isDisposed) return NOTHING;
+    const timer = setInterval(run, ms);
+    if (options.unref === true) timer.unref();
+    const owned = new Owned(label, () => clearInterval(timer), this);
+    this.items.add(owned);
+    return owned;
+  }
+
   /** A `setImmediate` owned by this store; it leaves the store once it ran. Inert on a disposed store. */
   immediate(label: string, run: () => void, options: TimerOptions = {}): Disposable {
     if (this.isDisposed) return NOTHING;
@@ -193,5 +206,37 @@ export abstract class DisposableOwner implements Disposable {
   /** Releases everything this object owns; idempotent. */
   dispose(): void {
     this.owned.dispose();
+  }
+}
+
+/**
+ * Resolves after `ms`. The timer belongs to `store` when given (disposing the owner clears it, and the
+ * promise then never resolves: nothing of the closed owner runs after it), else to a store of its own;
+ * either way it is counted under `label` while it waits.
+ */
+export function delay(
+  label: string,
+  ms: number,
+  store?: DisposableStore,
+  options: TimerOptions = {},
+): Promise<void> {
+  return new Promise<void>((resolve) => {
+    (store ?? new DisposableStore()).timeout(label, ms, resolve, options);
+  });
+}
+
+/**
+ * Resolves like `work`, or with undefined once `ms` passed, whichever comes first; never rejects on time
+ * (a bounded wait). The timer is owned by a store of the wait's own, released as soon as it is decided.
+ */
+export async function withinMs<T>(label: string, work: Promise<T>, ms: number): Promise<T | undefined> {
+  const wait = new DisposableStore();
+  try {
+    return await Promise.race([
+      work,
+      new Promise<undefined>((resolve) => wait.timeout(label, ms, () => resolve(undefined))),
+    ]);
+  } finally {
+    wait.dispose();
   }
 }

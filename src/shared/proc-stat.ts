@@ -34,6 +34,8 @@ export interface ProcStat {
   tpgid: number;
   /** Field 9: the kernel's per-task flags (`PF_*`; `PF_EXITING` = 0x4 while the task exits). */
   flags: number;
+  /** Field 20: number of threads in the process (the thread's process, in a thread's stat). */
+  threads: number;
   /** Field 22: start time in clock ticks since boot. */
   startTime: number;
 }
@@ -51,10 +53,11 @@ export function parseProcStat(text: string): ProcStat | undefined {
   const close = text.lastIndexOf(')');
   if (open <= 0 || close < open) return undefined;
   const pid = parseDecimal(text.slice(0, open).trim());
+  // Only the fields through starttime: splitting all ~50 took half the parse (a sample reads several).
   const rest = text
     .slice(close + 1)
     .trim()
-    .split(' ');
+    .split(' ', FIELDS_THROUGH_START_TIME);
   if (pid === undefined || rest.length < FIELDS_THROUGH_START_TIME) return undefined;
   // rest[i] is field i + 3 of proc(5).
   const state = rest[0]!;
@@ -64,6 +67,7 @@ export function parseProcStat(text: string): ProcStat | undefined {
   const ttyNr = parseDecimal(rest[4]!);
   const tpgid = parseDecimal(rest[5]!);
   const flags = parseDecimal(rest[6]!);
+  const threads = parseDecimal(rest[17]!);
   const startTime = parseDecimal(rest[19]!);
   if (
     !/^[A-Za-z]$/.test(state) ||
@@ -73,12 +77,13 @@ export function parseProcStat(text: string): ProcStat | undefined {
     ttyNr === undefined ||
     tpgid === undefined ||
     flags === undefined ||
+    threads === undefined ||
     startTime === undefined
   ) {
     return undefined;
   }
   const comm = text.slice(open + 1, close);
-  return { pid, comm, state, ppid, pgrp, session, ttyNr, tpgid, flags, startTime };
+  return { pid, comm, state, ppid, pgrp, session, ttyNr, tpgid, flags, threads, startTime };
 }
 
 /** `PF_EXITING` of the stat flags: the task is in `do_exit` (it can never wait for input again). */

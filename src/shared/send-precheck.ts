@@ -3,14 +3,15 @@
  * send has to wait before it reaches the engine thread: a send held for a person's hand-back (SPEC §13)
  * must fail at once with the code it would get without a hold, not minutes later when it starts.
  *
- * The engine thread checks every send again when it starts (src/worker/readiness/send-request.ts, in
- * the same words): it alone knows the terminal's state (whether `C-c` may be sent) and compiles
- * `waitFor` with the linear-time engine, whose syntax errors therefore still come at the start.
+ * The engine thread runs the same checks on every send when it starts (`planSend` in
+ * src/worker/readiness/send-request.ts calls `precheckSend`, then compiles `waitFor`): it alone knows
+ * the terminal's state (whether `C-c` may be sent).
  */
 import { TerminalError } from './errors.js';
 import { assertInputWithinLimit, MAX_WAIT_PATTERN_CHARS } from './input-limit.js';
 import { validateKeys } from './keys.js';
 import type { SendSpec } from './protocol.js';
+import { compileWaitExpression } from './wait-expression.js';
 
 /** The engine's bounds a send is checked against. */
 export interface SendPrecheckLimits {
@@ -23,7 +24,7 @@ export interface SendPrecheckLimits {
 }
 
 /** Why a send that gives input but would write none is refused (SPEC §7). */
-const NOTHING_TO_WRITE = 'nothing to write: omit text and keys to wait';
+export const NOTHING_TO_WRITE = 'nothing to write: omit text and keys to wait';
 
 /**
  * Throws what the engine would throw for `spec` in any terminal state: `INVALID_ARGUMENT` naming the
@@ -75,6 +76,15 @@ export function precheckSend(spec: SendSpec, limits: SendPrecheckLimits): void {
   if (typeof text === 'string') assertInputWithinLimit(text, limits.maxInputBytes);
   // Names only: whether C-c may be sent depends on the terminal when the send starts.
   if (keys !== undefined) validateKeys(keys, true);
+}
+
+/**
+ * {@link precheckSend}, and `waitFor` compiled as the engine thread will compile it (RE2 syntax, program
+ * size): for a send that waits for a person's hand-back, whose compile on the thread comes only then.
+ */
+export function precheckHeldSend(spec: SendSpec, limits: SendPrecheckLimits): void {
+  precheckSend(spec, limits);
+  if (spec.waitFor !== undefined) compileWaitExpression(spec.waitFor);
 }
 
 /** Refuses a wait-bound field that is given but not a positive integer of milliseconds. */

@@ -48,6 +48,7 @@ import type { LiveOutputPublisher } from './output/live-output.js';
 import type { OutputMark } from './output/output-window.js';
 import { OutputPipeline } from './output-pipeline.js';
 import { verifiedForegroundGroup } from './proc/foreground-group.js';
+import { HeldProcFiles } from './proc/proc-files.js';
 import { findByNamespacePid, identityOf, readProcStat } from './proc/proc-probe.js';
 import { type ForegroundSample, sampleForeground, type ThreadWait } from './proc/stdin-wait.js';
 import { waitSyscallTable } from './proc/syscall-table.js';
@@ -110,6 +111,8 @@ export class SessionCore extends DisposableOwner {
   private readonly sendContext: SendContext;
   /** Where the previous result's output ended (continuity of output, SPEC §4.2). */
   private resultCursor: OutputMark;
+  /** The `/proc` descriptors samples re-read (src/worker/proc/proc-files.ts); closed by dispose. */
+  private readonly procFiles = new HeldProcFiles();
   /** The send slot: what may write to the terminal and receives the stream now (one at a time). */
   private slot: SendSlot | undefined;
   private readonly settledSends = new Map<number, SendOperation>();
@@ -138,6 +141,7 @@ export class SessionCore extends DisposableOwner {
     super();
     const { config } = spec;
     this.dialect = dialectNamed(spec.dialect);
+    this.owned.own('held /proc descriptors', () => this.procFiles.close());
     this.pipeline = this.owned.add(
       new OutputPipeline({
         rows: spec.rows,
@@ -778,7 +782,7 @@ export class SessionCore extends DisposableOwner {
     const launched = this.launched;
     if (launched === undefined || this.exitStatus.kind === 'exited') return undefined;
     const { root, shellIdentity, ttyRdev } = launched;
-    return sampleForeground(root.pid, shellIdentity?.pid ?? root.pid, ttyRdev);
+    return sampleForeground(root.pid, shellIdentity?.pid ?? root.pid, ttyRdev, process.arch, this.procFiles);
   }
 
   /**

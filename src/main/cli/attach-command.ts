@@ -7,6 +7,7 @@
  */
 import { WebSocket } from 'ws';
 import { TerminalError } from '../../shared/errors.js';
+import { DisposableStore } from '../../shared/lifecycle.js';
 import { watchCookieName } from '../watch/request-guard.js';
 import type { ServerMessage, WatchedSession } from '../watch/watch-protocol.js';
 import { newestWatchUrlFile, readWatchUrlFile } from '../watch/watch-url-file.js';
@@ -75,14 +76,14 @@ export async function runAttach(argv: readonly string[], io: AttachIo = process)
     let session: WatchedSession | undefined;
     let held = false;
     let finished = false;
-    const heartbeat = setInterval(() => send({ t: 'beat' }), HEARTBEAT_MS);
+    /** The heartbeat and the keyboard's listeners: released when attach finishes. */
+    const owned = new DisposableStore();
+    owned.interval('attach heartbeat', HEARTBEAT_MS, () => send({ t: 'beat' }));
     /** Ends attach with `code`, saying `why`; with `error` instead, the command fails with it. */
     const finish = (code: number, why: string, error?: TerminalError): void => {
       if (finished) return;
       finished = true;
-      clearInterval(heartbeat);
-      io.stdin.off('data', onKeys);
-      io.stdin.off('end', onEnd);
+      owned.dispose();
       if (io.stdin.isTTY) io.stdin.setRawMode(false);
       io.stdin.pause();
       if (error === undefined) io.stderr.write(`\r\n[agent-pty attach: ${why}]\r\n`);
@@ -106,6 +107,8 @@ export async function runAttach(argv: readonly string[], io: AttachIo = process)
       if (session !== undefined && held) send({ t: 'release', id: session.id });
       finish(held ? 0 : 1, 'the terminal closed; keyboard handed back');
     };
+    // The socket's listeners live as long as the socket, which `finish` closes (its close still
+    // reaches `finish`, which has nothing left to do then).
     socket.on('error', (error) => finish(1, `cannot reach the watch page: ${error.message}`));
     socket.on('unexpected-response', (_request, response) =>
       finish(1, `the watch page refused: HTTP ${response.statusCode}`),
@@ -172,6 +175,10 @@ export async function runAttach(argv: readonly string[], io: AttachIo = process)
             held = true;
             io.stdin.on('data', onKeys);
             io.stdin.once('end', onEnd);
+            owned.own('attach keyboard listeners', () => {
+              io.stdin.off('data', onKeys);
+              io.stdin.off('end', onEnd);
+            });
             io.stdin.resume();
           } else if (message.state !== 'mine' && held) {
             finish(

@@ -5,6 +5,7 @@
  * loading the engine.
  */
 import { readFileSync } from 'node:fs';
+import { DisposableStore } from '../../shared/lifecycle.js';
 import { parseCliArgs } from './args.js';
 import { COMMAND_HELP } from './usage.js';
 
@@ -74,8 +75,11 @@ const FINAL_FLUSH_MS = 2_000;
 /** Ends the process with `code` once stdout is flushed, or after {@link FINAL_FLUSH_MS} regardless. */
 function exitWith(code: number): void {
   process.exitCode = code;
-  // Unreferenced: a process whose writes are all done exits on its own, at once.
-  setTimeout(() => process.exit(code), FINAL_FLUSH_MS).unref();
+  // Unreferenced: a process whose writes are all done exits on its own, at once. The store is never
+  // disposed: the timer's lifetime is the process's, which it ends.
+  new DisposableStore().timeout('cli final flush bound', FINAL_FLUSH_MS, () => process.exit(code), {
+    unref: true,
+  });
 }
 
 main(process.argv.slice(2)).then(exitWith, (error: unknown) => {

@@ -4,6 +4,7 @@
  */
 
 import { findOnPath } from '../../shared/find-on-path.js';
+import { DisposableStore } from '../../shared/lifecycle.js';
 import type { PtyEngine, TerminalSendResult } from '../../shared/types.js';
 import { renderSendResult } from '../tools/send-result-text.js';
 import { DEFAULT_MAX_RESULT_BYTES } from '../tools/tool.js';
@@ -48,9 +49,11 @@ export async function runDemo(engine: PtyEngine, write: (text: string) => void):
       }
       write(`\n## ${step.title}\n> ${step.text}\n`);
       const op = session.startSend({ text: step.text });
-      let timer: NodeJS.Timeout | undefined;
-      if (step.cancelAfterMs !== undefined) timer = setTimeout(() => void op.cancel(), step.cancelAfterMs);
-      const result: TerminalSendResult = await op.done.finally(() => clearTimeout(timer));
+      const stepTimers = new DisposableStore();
+      if (step.cancelAfterMs !== undefined) {
+        stepTimers.timeout('demo step cancel', step.cancelAfterMs, () => void op.cancel());
+      }
+      const result: TerminalSendResult = await op.done.finally(() => stepTimers.dispose());
       // Rendered as terminal_send renders it for a model, then the time the send took.
       const rendered = renderSendResult(result, {
         sessionId: session.id,

@@ -75,6 +75,7 @@ async function converse(ctx: TerminalToolContext, sessionId: string, out: NodeJS
   let lastResult: TerminalToolOutcome | undefined;
   // Ctrl-C during a send interrupts the command the way a model would (terminal_signal SIGINT: a real
   // SIGINT to the foreground group); the send then settles at the prompt. Otherwise it quits.
+  // Lives as long as the readline interface, which ends with this loop.
   rl.on('SIGINT', () => {
     if (!sending) {
       rl.close();

@@ -4,6 +4,7 @@
  * rest of a command that returned `running`) are printed above the CLI's prompt. Results are then shown
  * as their status lines only, so no text is printed twice.
  */
+import { DisposableStore } from '../../shared/lifecycle.js';
 import type { OutputChunk } from '../../shared/types.js';
 import { finalStateOfLine } from '../tools/live-lines.js';
 
@@ -69,10 +70,11 @@ export class LiveEcho {
     const lastLine = viewport.replace(/\n+$/, '').split('\n').at(-1) ?? '';
     if (lastLine !== '' && !this.hasPrinted(lastLine)) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => this.tailSeen?.(), TAIL_WAIT_MS);
+        const wait = new DisposableStore();
+        wait.timeout('live echo tail wait', TAIL_WAIT_MS, () => this.tailSeen?.());
         this.tailLine = lastLine;
         this.tailSeen = () => {
-          clearTimeout(timer);
+          wait.dispose();
           this.tailSeen = undefined;
           resolve();
         };

@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { TerminalError } from '../../shared/errors.js';
 import { flagArguments } from '../../shared/flag-arguments.js';
+import { DisposableStore } from '../../shared/lifecycle.js';
 import { daemonWatchSource } from '../watch/daemon-watch-source.js';
 import { startWatchServer } from '../watch/watch-server.js';
 import { removeWatchUrlFile, writeWatchUrlFile } from '../watch/watch-url-file.js';
@@ -92,11 +93,17 @@ export async function runWatch(argv: readonly string[]): Promise<number> {
   process.stdout.write(`${server.url}\n`);
   process.stderr.write(`agent-pty watch: open the link above in a browser; Ctrl-C stops the page\n`);
   // Until a signal, or until the daemon goes (its sessions went with it: nothing is left to watch).
+  // The signal hooks are released once the page stops, so a later signal acts as it would without
+  // them. The viewer's listener ends with the viewer, closed below.
+  const hooks = new DisposableStore();
   const daemonGone = await new Promise<string | undefined>((resolve) => {
-    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
-      process.once(signal, () => resolve(undefined));
+    const onSignal = () => resolve(undefined);
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+      process.once(signal, onSignal);
+      hooks.own('watch stop signal hook', () => process.off(signal, onSignal));
+    }
     viewer.onClosed((error) => resolve(error.message));
-  });
+  }).finally(() => hooks.dispose());
   removeWatchUrlFile(urlFile);
   await server.close();
   await viewer.close();

@@ -4,6 +4,7 @@
  * to stop. Diagnostics go to stderr (a supervisor or `mcp --daemon` sends them to the log).
  */
 import { describeError } from '../../shared/errors.js';
+import { DisposableStore } from '../../shared/lifecycle.js';
 import type { DaemonStatus } from '../../shared/world-protocol.js';
 import { defaultSocketPath } from '../worlds/socket-directory.js';
 import { readDaemonConfig, startDaemon } from './daemon.js';
@@ -33,12 +34,17 @@ export async function runDaemonCommand(command: DaemonCommand): Promise<number> 
     return 0;
   }
   const config = command.config === undefined ? {} : readDaemonConfig(command.config);
-  // Diagnostics must never end the daemon: a log pipe that closed fails with EPIPE.
+  // Diagnostics must never end the daemon: a log pipe that closed fails with EPIPE. The process's
+  // lifetime: this process is the daemon, and its stderr is written until it exits.
   process.stderr.on('error', (unwritable: unknown) => void unwritable);
   const daemon = await startDaemon({ socketPath, config });
   const onSignal = (signal: NodeJS.Signals) => void daemon.stop(signal);
   // Kept until the end: a second signal during teardown must not kill the process and orphan shells.
-  for (const signal of SHUTDOWN_SIGNALS) process.on(signal, onSignal);
+  const hooks = new DisposableStore();
+  for (const signal of SHUTDOWN_SIGNALS) {
+    process.on(signal, onSignal);
+    hooks.own('daemon shutdown signal hook', () => process.off(signal, onSignal));
+  }
   try {
     const reason = await daemon.stopped;
     process.stderr.write(`agent-pty daemon: stopped (${reason})\n`);
@@ -47,7 +53,7 @@ export async function runDaemonCommand(command: DaemonCommand): Promise<number> 
     process.stderr.write(`agent-pty daemon: ${describeError(error)}\n`);
     return 1;
   } finally {
-    for (const signal of SHUTDOWN_SIGNALS) process.off(signal, onSignal);
+    hooks.dispose();
   }
 }
 

@@ -7,8 +7,7 @@
  */
 import type { Socket } from 'node:net';
 import { TerminalError } from '../../shared/errors.js';
-import { SETTLED_SENDS_KEPT } from '../../shared/protocol.js';
-import type { SendOperation, SpawnOptions } from '../../shared/types.js';
+import type { SendRequest, SpawnOptions } from '../../shared/types.js';
 import {
   type AttachedSession,
   type ClientFrame,
@@ -22,6 +21,7 @@ import {
 } from '../../shared/world-protocol.js';
 import { answerHello } from '../worlds/hello.js';
 import { LiveOutputSender } from '../worlds/live-output-flow.js';
+import { ServedCalls, ServedSends } from '../worlds/served-calls.js';
 import { SessionExtensions } from '../worlds/session-extensions.js';
 import { WorldLink } from '../worlds/world-link.js';
 import type { Attachment, DaemonSession } from './daemon-session.js';
@@ -42,8 +42,7 @@ export interface DaemonHost {
 interface Handle {
   readonly held: DaemonSession;
   /** Sends by this client's send id (ids are the client's, so they start afresh with each attach). */
-  readonly sends: Map<number, SendOperation>;
-  readonly settled: number[];
+  readonly sends: ServedSends;
   readonly liveOutput: LiveOutputSender;
 }
 
@@ -51,8 +50,8 @@ interface Handle {
 export class DaemonConnection implements Attachment {
   private readonly link: WorldLink<ClientFrame, ServerFrame>;
   private readonly handles = new Map<string, Handle>();
-  /** Abort controllers of spawns in flight, and the callers' signals of sends, by call id. */
-  private readonly aborts = new Map<number, AbortController>();
+  /** Calls in flight: their answers, and the aborts of spawns and of sends' waits. */
+  private readonly calls: ServedCalls;
   private readonly extensions: SessionExtensions;
   private scope: ClientScope;
   /**
@@ -74,6 +73,7 @@ export class DaemonConnection implements Attachment {
       onClosed: () => this.end(),
     });
     this.extensions = new SessionExtensions((frame) => this.link.send(frame));
+    this.calls = new ServedCalls((frame) => this.link.send(frame));
     socket.on('error', (reported: unknown) => void reported); // the link reports it as the end
     this.link.startHeartbeat();
   }
@@ -98,12 +98,11 @@ export class DaemonConnection implements Attachment {
     }
     switch (frame.t) {
       case 'call': {
-        const signal = frame.op === 'spawn' || frame.op === 'send' ? this.abortable(frame.id) : undefined;
-        void this.answer(frame.id, () => this.invoke(frame.op, frame.args ?? {}, signal));
+        void this.calls.answer(frame.id, () => this.invoke(frame.id, frame.op, frame.args ?? {}));
         return;
       }
       case 'abort':
-        this.aborts.get(frame.id)?.abort(new TerminalError('ABORTED', 'the client aborted the call'));
+        this.calls.abort(frame.id);
         return;
       case 'ack':
         try {
@@ -167,41 +166,20 @@ export class DaemonConnection implements Attachment {
     this.end();
   }
 
-  private async answer(id: number, invoke: () => unknown): Promise<void> {
-    try {
-      const value = await invoke();
-      this.link.send({ t: 'result', id, value: value ?? null });
-    } catch (error) {
-      this.link.send({ t: 'error', id, error: toWireError(error) });
-    } finally {
-      this.aborts.delete(id);
-    }
-  }
-
-  private abortable(id: number): AbortSignal {
-    const controller = new AbortController();
-    this.aborts.set(id, controller);
-    return controller.signal;
-  }
-
   /** Runs one call; synchronous up to the engine's own call, so calls take effect in arrival order. */
-  private invoke(
-    op: WorldOperation,
-    args: Record<string, unknown>,
-    signal: AbortSignal | undefined,
-  ): unknown {
+  private invoke(callId: number, op: WorldOperation, args: Record<string, unknown>): unknown {
     if (this.ended) throw new TerminalError('TRANSPORT_CLOSED', 'the connection ended');
     if (this.watcher) return this.invokeAsWatcher(op, args);
     const { directory } = this.daemon;
     switch (op) {
       case 'spawn':
-        return this.spawn((args.options ?? {}) as SpawnOptions, signal!);
+        return this.spawn((args.options ?? {}) as SpawnOptions, this.calls.signalFor(callId));
       case 'send':
-        return this.startSend(args, signal!);
+        return this.startSend(callId, args);
       case 'send-output':
-        return this.sendOf(args).readOutput();
+        return this.handle(args.session).sends.find(args.send).readOutput();
       case 'send-cancel':
-        return this.sendOf(args).cancel();
+        return this.handle(args.session).sends.find(args.send).cancel();
       case 'session':
         return this.callSession(args);
       case 'live-output': {
@@ -310,7 +288,7 @@ export class DaemonConnection implements Attachment {
     const liveOutput = new LiveOutputSender(held.session, (text, dropped) =>
       this.link.send({ t: 'output', session: held.id, text, dropped }),
     );
-    this.handles.set(held.id, { held, sends: new Map(), settled: [], liveOutput });
+    this.handles.set(held.id, { held, sends: new ServedSends(held.id), liveOutput });
   }
 
   private drop(handle: Handle): void {
@@ -319,28 +297,14 @@ export class DaemonConnection implements Attachment {
     this.handles.delete(handle.held.id);
   }
 
-  private startSend(args: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+  /** Starts the send at once (so the client's next `send-output` finds it) and answers when it settles. */
+  private startSend(callId: number, args: Record<string, unknown>): Promise<unknown> {
     const handle = this.handle(args.session);
-    const sendId = Number(args.send);
-    const operation = handle.held.startSend(this, { ...(args.request as object | undefined), signal });
-    handle.sends.set(sendId, operation);
-    const settled = () => {
-      handle.settled.push(sendId);
-      while (handle.settled.length > SETTLED_SENDS_KEPT) handle.sends.delete(handle.settled.shift()!);
-    };
-    operation.done.then(settled, settled);
+    const { operation, endWait } = handle.held.startSend(this, (args.request ?? {}) as SendRequest);
+    // Registered before anything awaits: an `abort` frame in the same chunk as the call finds it.
+    this.calls.abortableBy(callId, endWait);
+    handle.sends.track(Number(args.send), operation);
     return operation.done;
-  }
-
-  private sendOf(args: Record<string, unknown>): SendOperation {
-    const operation = this.handle(args.session).sends.get(Number(args.send));
-    if (operation === undefined) {
-      throw new TerminalError(
-        'INVALID_ARGUMENT',
-        `unknown send ${String(args.send)} of session ${String(args.session)}`,
-      );
-    }
-    return operation;
   }
 
   private async callSession(args: Record<string, unknown>): Promise<unknown> {
@@ -381,7 +345,7 @@ export class DaemonConnection implements Attachment {
     this.ended = true;
     // Nothing in flight is aborted: a send's wait ends on its own bound and its result is kept for the
     // next attach (orphanedResult); a spawn finishes and its session waits, detached, to be attached.
-    this.aborts.clear();
+    this.calls.forgetAll();
     for (const handle of [...this.handles.values()]) {
       this.drop(handle);
       handle.held.detach(this);

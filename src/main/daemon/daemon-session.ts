@@ -4,9 +4,9 @@
  * attach), how many lines arrived that no client was shown, and the detached-TTL timer.
  */
 import { TerminalError } from '../../shared/errors.js';
+import { DisposableSlot, DisposableStore } from '../../shared/lifecycle.js';
 import type {
   CloseOptions,
-  Disposable,
   ReattachReport,
   SendOperation,
   SendRequest,
@@ -35,6 +35,13 @@ export interface Attachment {
   revoke(sessionId: string, reason: string): void;
 }
 
+/** A send the daemon started for a client, and how that client's abort ends its wait. */
+export interface StartedDaemonSend {
+  readonly operation: SendOperation;
+  /** Ends the send's wait (never the command it typed: `cancel()` is the SIGINT path). */
+  endWait(reason: TerminalError): void;
+}
+
 /** A session of the daemon. */
 export class DaemonSession {
   /** The client attached now (undefined while detached). */
@@ -47,8 +54,12 @@ export class DaemonSession {
   private orphan: TerminalSendResult | undefined;
   /** Lines of output since the session was detached (counted only then: see {@link countLines}). */
   private unshownLines = 0;
-  private lineCounter: Disposable | undefined;
-  private ttlTimer: NodeJS.Timeout | undefined;
+  /** The TTL timer and the line counter; disposed once the session is gone ({@link forget}). */
+  private readonly owned = new DisposableStore();
+  /** The output subscription counting {@link unshownLines}, while detached. */
+  private readonly lineCounter = this.owned.add(new DisposableSlot());
+  /** The detached TTL's timer, while detached. */
+  private readonly ttl = this.owned.add(new DisposableSlot());
   private closing: Promise<unknown> | undefined;
 
   constructor(
@@ -73,16 +84,17 @@ export class DaemonSession {
    */
   private countLines(): void {
     this.unshownLines = 0;
-    this.lineCounter ??= this.session.onOutput((chunk) => {
+    if (this.lineCounter.value !== undefined || this.owned.disposed) return;
+    const subscription = this.session.onOutput((chunk) => {
       for (let at = chunk.text.indexOf('\n'); at !== -1; at = chunk.text.indexOf('\n', at + 1)) {
         this.unshownLines++;
       }
     });
+    this.lineCounter.value = this.owned.own('daemon session line counter', () => subscription.dispose());
   }
 
   private stopCountingLines(): void {
-    this.lineCounter?.dispose();
-    this.lineCounter = undefined;
+    this.lineCounter.clear();
   }
 
   /** True while `client` is the attached one. */
@@ -95,28 +107,24 @@ export class DaemonSession {
     return this.attachedTo !== undefined;
   }
 
-  /** Starts a send for `client`; its result is kept as orphaned if the client is gone when it settles. */
-  startSend(client: Attachment, request: SendRequest): SendOperation {
+  /**
+   * Starts a send for `client`; its result is kept as orphaned if the client is gone when it settles.
+   * Returns the send and how to end its wait (the client's abort, or a reattach): one abort controller
+   * serves both, so a send costs one, not a controller per layer chained by listeners.
+   */
+  startSend(client: Attachment, request: Omit<SendRequest, 'signal'>): StartedDaemonSend {
     const controller = new AbortController();
-    const callerSignal = request.signal;
-    const forward = () => controller.abort(callerSignal?.reason);
-    if (callerSignal?.aborted) forward();
-    else callerSignal?.addEventListener('abort', forward, { once: true });
     const operation = this.session.startSend({ ...request, signal: controller.signal });
     const entry = { by: client, controller, done: operation.done };
     this.inFlight = entry;
-    operation.done.then(
-      (result) => {
-        callerSignal?.removeEventListener('abort', forward);
-        if (this.inFlight === entry) this.inFlight = undefined;
-        if (this.attachedTo !== client) this.orphan = result; // settled on the daemon, nobody to hand it to
-      },
-      () => {
-        callerSignal?.removeEventListener('abort', forward);
-        if (this.inFlight === entry) this.inFlight = undefined;
-      },
-    );
-    return operation;
+    const leaveFlight = () => {
+      if (this.inFlight === entry) this.inFlight = undefined;
+    };
+    operation.done.then((result) => {
+      leaveFlight();
+      if (this.attachedTo !== client) this.orphan = result; // settled on the daemon, nobody to hand it to
+    }, leaveFlight);
+    return { operation, endWait: (reason) => controller.abort(reason) };
   }
 
   /** The listing of `engine.list()`. */
@@ -164,9 +172,10 @@ export class DaemonSession {
     this.attachedTo = undefined;
     if (this.closing === undefined) this.countLines();
     if (this.detachedTtlMs > 0 && this.closing === undefined) {
-      this.ttlTimer = setTimeout(
-        () => void this.close(`detached for ${this.detachedTtlMs} ms (detachedTtlMs)`).catch(() => undefined),
+      this.ttl.value = this.owned.timeout(
+        'daemon session detached ttl',
         this.detachedTtlMs,
+        () => void this.close(`detached for ${this.detachedTtlMs} ms (detachedTtlMs)`).catch(() => undefined),
       );
     }
   }
@@ -188,8 +197,7 @@ export class DaemonSession {
 
   /** It is closed (by a client, its TTL, or the daemon's stop): the attached client is told. */
   forget(reason: string): void {
-    this.stopTtl();
-    this.stopCountingLines();
+    this.owned.dispose(); // the TTL and the line counter: a gone session arms neither again
     const client = this.attachedTo;
     this.attachedTo = undefined;
     client?.revoke(this.id, `the session was closed: ${reason}`);
@@ -197,8 +205,7 @@ export class DaemonSession {
   }
 
   private stopTtl(): void {
-    clearTimeout(this.ttlTimer);
-    this.ttlTimer = undefined;
+    this.ttl.clear();
   }
 
   /**

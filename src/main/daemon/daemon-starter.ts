@@ -12,6 +12,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describeError, TerminalError } from '../../shared/errors.js';
 import { findOnPath } from '../../shared/find-on-path.js';
+import { delay } from '../../shared/lifecycle.js';
 import { checkSocketPathLength, currentUid, prepareSocketDirectory } from '../worlds/socket-directory.js';
 import { probe } from './daemon.js';
 import { tryStartLock } from './start-lock.js';
@@ -79,6 +80,7 @@ function startDetached(socketPath: string, log: (line: string) => void): Promise
     const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', fd, fd], detached: true, cwd: '/' });
     // Unref'd, the listener keeps nothing alive; a daemon that refuses to start (its socket path is
     // taken, its config is bad) exits at once, and waiting the whole answer time for it helps nobody.
+    // One-shot: the child's exit (or its failed spawn) ends them with the promise.
     const exited = new Promise<string>((resolve) => {
       child.once('exit', (code, signal) =>
         resolve(`exited with ${signal ?? `code ${code}`}: ${logTail(logFile)}`),
@@ -128,6 +130,6 @@ async function waitForAnswer(socketPath: string, exited?: Promise<string>): Prom
         `the agent-pty daemon did not answer on ${socketPath} within ${START_TIMING.ANSWER_MS} ms; see ${daemonLogPath()}`,
       );
     }
-    await new Promise((resolve) => setTimeout(resolve, START_TIMING.PROBE_INTERVAL_MS));
+    await delay('daemon start probe interval', START_TIMING.PROBE_INTERVAL_MS);
   }
 }

@@ -18,12 +18,19 @@ import { lstatSync, readFileSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { type EngineConfigInput, resolveEngineConfig } from '../../shared/config.js';
 import { describeError, TerminalError } from '../../shared/errors.js';
+import { DisposableStore } from '../../shared/lifecycle.js';
 import type { PtyEngine } from '../../shared/types.js';
-import { type DaemonStatus, WORLD_PROTOCOL } from '../../shared/world-protocol.js';
+import {
+  type DaemonStatus,
+  type ServerFrame,
+  toWireError,
+  WORLD_PROTOCOL,
+} from '../../shared/world-protocol.js';
 import { createPtyEngine } from '../engine/engine.js';
 import { createBubblewrapSandbox } from '../sandbox/bubblewrap.js';
 import { currentUid, prepareSocketDirectory } from '../worlds/socket-directory.js';
 import { DaemonConnection, type DaemonHost } from './daemon-connection.js';
+import { checkPeer } from './peer-credentials.js';
 import { SessionDirectory } from './session-directory.js';
 import { tryStartLock } from './start-lock.js';
 
@@ -134,12 +141,14 @@ async function removeStaleSocket(socketPath: string): Promise<void> {
 export function probe(socketPath: string): Promise<'live' | 'stale' | 'absent'> {
   return new Promise((resolve) => {
     const socket: Socket = connect(socketPath);
-    const timer = setTimeout(() => finish('live'), PROBE_TIMEOUT_MS); // accepted but slow: someone is there
+    const wait = new DisposableStore();
     const finish = (answer: 'live' | 'stale' | 'absent') => {
-      clearTimeout(timer);
+      wait.dispose();
       socket.destroy();
       resolve(answer);
     };
+    wait.timeout('daemon probe timeout', PROBE_TIMEOUT_MS, () => finish('live')); // accepted but slow: someone is there
+    // One-shot, and they end with the socket, which `finish` destroys.
     socket.once('connect', () => finish('live'));
     socket.once('error', (error: NodeJS.ErrnoException) =>
       finish(error.code === 'ENOENT' ? 'absent' : 'stale'),
@@ -153,6 +162,8 @@ function listenPrivately(socketPath: string): Promise<Server> {
     const server = createServer();
     // The umask is the process's: set only around bind, which is where the socket file is created.
     const previous = process.umask(0o077);
+    // Lives until the server's first error: it is the only error listener of a listening server too,
+    // which a later error must find (else it would be unhandled and end the daemon).
     server.once('error', (error) => {
       process.umask(previous);
       reject(new TerminalError('INVALID_CONFIG', `cannot listen on ${socketPath}: ${describeError(error)}`));
@@ -176,6 +187,8 @@ function unlinkIfOurs(socketPath: string, inode: number): void {
 class Daemon implements RunningDaemon, DaemonHost {
   readonly directory: SessionDirectory;
   private readonly connections = new Set<DaemonConnection>();
+  /** The server's connection listener; disposed once the server has closed. */
+  private readonly owned = new DisposableStore();
   private stopping: Promise<string> | undefined;
   private markStopped!: (reason: string) => void;
   readonly stopped = new Promise<string>((resolve) => {
@@ -191,15 +204,33 @@ class Daemon implements RunningDaemon, DaemonHost {
     readonly log: (line: string) => void,
   ) {
     this.directory = new SessionDirectory(engine, detachedTtlMs);
-    server.on('connection', (socket) => {
+    const onConnection = (socket: Socket) => {
       if (this.stopping !== undefined) {
         socket.destroy();
         return;
       }
+      const peer = checkPeer(socket, currentUid());
+      if (!peer.admitted) {
+        this.refusePeer(socket, peer.why);
+        return;
+      }
       const connection = new DaemonConnection(socket, this, (ended) => this.connections.delete(ended));
       this.connections.add(connection);
-    });
+    };
+    server.on('connection', onConnection);
+    this.owned.own('daemon connection listener', () => server.off('connection', onConnection));
     log(`listening on ${socketPath} (pid ${process.pid})`);
+  }
+
+  /** A connection from a process that is not the daemon's user: told why, then closed, nothing served. */
+  private refusePeer(socket: Socket, why: string): void {
+    this.log(`refused a connection: ${why}`);
+    const refusal: ServerFrame = {
+      t: 'fatal',
+      error: toWireError(new TerminalError('TRANSPORT_CLOSED', `the daemon refused this connection: ${why}`)),
+    };
+    socket.on('error', (reported: unknown) => void reported); // a peer gone already: nothing to tell
+    socket.end(`${JSON.stringify(refusal)}\n`);
   }
 
   async status(): Promise<DaemonStatus> {
@@ -229,6 +260,7 @@ class Daemon implements RunningDaemon, DaemonHost {
       for (const held of this.directory.all()) held.forget('the daemon stopped');
       for (const connection of [...this.connections]) connection.close();
       await closed;
+      this.owned.dispose();
       this.markStopped(outcome);
       return outcome;
     })();

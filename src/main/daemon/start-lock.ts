@@ -26,6 +26,7 @@ export function startLockName(socketPath: string, uid: number): string {
 export function tryStartLock(socketPath: string, uid: number): Promise<StartLock | undefined> {
   return new Promise((resolve, reject) => {
     const server: Server = createServer((connection) => connection.destroy());
+    // One-shot, and it ends with the lock's server (it also keeps a held lock's later error handled).
     server.once('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EADDRINUSE') resolve(undefined);
       else reject(error);

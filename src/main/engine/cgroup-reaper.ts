@@ -23,6 +23,7 @@ import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { cgroupMountPoints } from '../../shared/cgroup-mounts.js';
 import { engineCgroupName } from '../../shared/engine-cgroup.js';
+import { withinMs } from '../../shared/lifecycle.js';
 import { parseProcStat } from '../../shared/proc-stat.js';
 
 /** The line that dismisses the reaper: the engine closed and left nothing to kill. */
@@ -89,8 +90,11 @@ export class CgroupReaper {
       { stdio: ['pipe', 'ignore', 'ignore'], detached: true },
     );
     // A failed spawn (no /bin/sh) leaves the sessions to the exit guard and the successor's sweep.
+    // These listeners live as long as the child and its pipe (they are dropped with them): removed
+    // earlier, a late error of a dismissed reaper would be an unhandled 'error' event.
     child.on('error', (_noReaper) => {});
     child.stdin?.on('error', (_reaperGone) => {});
+    // One-shot: the child's close ends it.
     this.exited = new Promise((resolve) => child.once('close', () => resolve()));
     // The reaper must not keep an idle host alive; an open engine keeps it alive by its own handles.
     child.unref();
@@ -104,17 +108,10 @@ export class CgroupReaper {
     this.child = undefined;
     if (child === undefined) return;
     child.stdin?.end(`${DISMISS}\n`);
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), DISMISS_WAIT_MS);
-    });
-    try {
-      if ((await Promise.race([this.exited, late])) === 'late') {
-        child.kill('SIGKILL');
-        await this.exited;
-      }
-    } finally {
-      clearTimeout(timer);
+    const exited = this.exited?.then(() => 'exited' as const) ?? Promise.resolve('exited' as const);
+    if ((await withinMs('cgroup reaper dismiss wait', exited, DISMISS_WAIT_MS)) === undefined) {
+      child.kill('SIGKILL');
+      await this.exited;
     }
   }
 }

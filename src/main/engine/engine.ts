@@ -11,6 +11,7 @@ import { Piscina } from 'piscina';
 import { installErrorTransfer, portEndpoint } from '../../shared/comlink-bridge.js';
 import { type EngineConfig, type EngineConfigInput, resolveEngineConfig } from '../../shared/config.js';
 import { TerminalBackendCleanupError, TerminalError } from '../../shared/errors.js';
+import { delay, withinMs } from '../../shared/lifecycle.js';
 import { type ProcessIdentity, parseProcStat } from '../../shared/proc-stat.js';
 import {
   type EngineWorkerData,
@@ -147,7 +148,9 @@ export class Engine implements PtyEngine, EngineInternals {
         heartbeats: this.heartbeats.poolBuffer,
       } satisfies EngineWorkerData,
     });
-    // A worker error with no task attached would otherwise be an unhandled 'error' event.
+    // A worker error with no task attached would otherwise be an unhandled 'error' event. The listener
+    // lives as long as the pool (dropped with the engine): removing it at close would turn an error the
+    // destroyed pool still emits into an unhandled one.
     this.pool.on('error', () => undefined);
     this.reaper = new CgroupReaper(config.cgroupRoot);
   }
@@ -457,7 +460,7 @@ export class Engine implements PtyEngine, EngineInternals {
       threadId === undefined ? undefined : this.pool.threads.find((worker) => worker.threadId === threadId);
     if (thread === undefined) return;
     const replaced = waitUntilGone(roots, THREAD_EXIT_WAIT_MS)
-      .then(() => withTimeout(thread.terminate(), THREAD_EXIT_WAIT_MS))
+      .then(() => withinMs('engine thread terminate wait', thread.terminate(), THREAD_EXIT_WAIT_MS))
       .then(() => undefined);
     // Until Piscina has seen the thread exit it would still place new sessions on it.
     this.replacements.add(replaced);
@@ -480,7 +483,9 @@ export class Engine implements PtyEngine, EngineInternals {
     }
     for (const [id] of unfinished) this.guard.killSession(id);
     const bound = this.config.disposeGraceMs + FINAL_CLOSE_MARGIN_MS;
-    await Promise.allSettled(unfinished.map(([, close]) => withTimeout(close(), bound)));
+    await Promise.allSettled(
+      unfinished.map(([, close]) => withinMs('engine final close wait', close(), bound)),
+    );
     // Whatever is still registered is killed before the threads are released: terminating a thread
     // whose pty child ignores SIGHUP would otherwise hang.
     this.guard.killAll();
@@ -499,7 +504,7 @@ export class Engine implements PtyEngine, EngineInternals {
 async function waitUntilGone(roots: ProcessIdentity[], ms: number): Promise<void> {
   const deadline = performance.now() + ms;
   while (roots.some(exists) && performance.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, REAP_POLL_MS));
+    await delay('engine reap poll', REAP_POLL_MS);
   }
 }
 
@@ -521,6 +526,7 @@ function withAbort<T>(call: Promise<T>, signal: AbortSignal | undefined): Promis
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     if (signal.aborted) return onAbort();
+    // One-shot: the listener ends with this promise (removed once the call settled, or it fired).
     signal.addEventListener('abort', onAbort, { once: true });
     call.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
@@ -535,20 +541,12 @@ function waitForThreadExit(thread: Worker | undefined, ms: number): Promise<void
   if (thread === undefined || thread.threadId === -1) return Promise.resolve();
   let exited = threadExits.get(thread);
   if (exited === undefined) {
-    // One listener per thread, not per task: hundreds of tasks of one thread fail together.
+    // One listener per thread, not per task: hundreds of tasks of one thread fail together. One-shot:
+    // the thread's exit ends it, and the thread's own lifetime bounds it.
     exited = new Promise<void>((resolve) => thread.once('exit', () => resolve()));
     threadExits.set(thread, exited);
   }
-  return withTimeout(exited, ms).then(() => undefined);
-}
-
-/** Resolves like `work`, or resolves undefined after `ms` (a bounded wait that never rejects on time). */
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+  return withinMs('engine thread exit wait', exited, ms).then(() => undefined);
 }
 
 function assertDirectory(cwd: string): void {

@@ -10,6 +10,7 @@ import {
   HeartbeatReason,
   HeartbeatTiming,
 } from '../../shared/heartbeat.js';
+import { DisposableSlot, DisposableStore } from '../../shared/lifecycle.js';
 
 /** Why a watched task was reported. */
 export type HeartbeatStall = (typeof HeartbeatReason)[keyof typeof HeartbeatReason];
@@ -33,7 +34,10 @@ export class HeartbeatMonitor {
   private readonly counters = new Int32Array(this.poolBuffer);
   private readonly tasks = new Map<string, WatchedTask>();
   private readonly threads = new Map<number, WatchedThread>();
-  private timer: NodeJS.Timeout | undefined;
+  /** The check timer; disposed with the monitor. */
+  private readonly owned = new DisposableStore();
+  /** The check's interval, armed while a task is watched. */
+  private readonly checking = this.owned.add(new DisposableSlot());
 
   constructor(private readonly onStall: (id: string, reason: HeartbeatStall) => void) {}
 
@@ -41,9 +45,16 @@ export class HeartbeatMonitor {
   watch(id: string): SharedArrayBuffer {
     const buffer = new SharedArrayBuffer(HEARTBEAT_BYTES);
     this.tasks.set(id, { started: new Int32Array(buffer), since: performance.now() });
-    if (this.timer === undefined) {
-      this.timer = setInterval(this.check, HeartbeatTiming.checkIntervalMs);
-      this.timer.unref(); // watching never keeps the host alive
+    if (this.checking.value === undefined) {
+      // Watching never keeps the host alive.
+      this.checking.value = this.owned.interval(
+        'heartbeat check',
+        HeartbeatTiming.checkIntervalMs,
+        this.check,
+        {
+          unref: true,
+        },
+      );
     }
     return buffer;
   }
@@ -51,16 +62,16 @@ export class HeartbeatMonitor {
   /** Stops watching task `id` (it finished, or was reported). */
   unwatch(id: string): void {
     this.tasks.delete(id);
-    if (this.tasks.size === 0 && this.timer !== undefined) {
-      clearInterval(this.timer);
-      this.timer = undefined;
+    if (this.tasks.size === 0 && this.checking.value !== undefined) {
+      this.checking.clear();
       this.threads.clear();
     }
   }
 
-  /** Stops watching everything. */
+  /** Stops watching everything; a task watched later is not checked any more. */
   dispose(): void {
     for (const id of [...this.tasks.keys()]) this.unwatch(id);
+    this.owned.dispose();
   }
 
   private readonly check = (): void => {

@@ -12,6 +12,7 @@
  * session without a cgroup gets only the kernel's SIGHUP on pty close.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { DisposableStore } from '../../shared/lifecycle.js';
 import { type ProcessIdentity, parseProcStat } from '../../shared/proc-stat.js';
 
 /** Terminating signals whose default action we preserve after cleaning up. */
@@ -19,7 +20,8 @@ const GUARDED_SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 
 /** Every live guard of this process; the process hooks are installed while it is non-empty. */
 const liveGuards = new Set<HostExitGuard>();
-let hooksInstalled = false;
+/** The process hooks, while at least one guard lives: disposing it removes them. */
+let hooks: DisposableStore | undefined;
 
 /** A guarded session: its pty child and, when it has one, its cgroup. */
 export interface GuardedSession extends ProcessIdentity {
@@ -106,17 +108,20 @@ function onTerminatingSignal(signal: NodeJS.Signals): void {
 }
 
 function installHooks(): void {
-  if (hooksInstalled) return;
-  hooksInstalled = true;
+  if (hooks !== undefined) return;
+  hooks = new DisposableStore();
   process.on('exit', onProcessExit);
-  for (const signal of GUARDED_SIGNALS) process.on(signal, onTerminatingSignal);
+  hooks.own('host exit guard exit hook', () => process.off('exit', onProcessExit));
+  for (const signal of GUARDED_SIGNALS) {
+    process.on(signal, onTerminatingSignal);
+    hooks.own('host exit guard signal hook', () => process.off(signal, onTerminatingSignal));
+  }
 }
 
 function uninstallHooks(): void {
-  if (!hooksInstalled) return;
-  hooksInstalled = false;
-  process.off('exit', onProcessExit);
-  for (const signal of GUARDED_SIGNALS) process.off(signal, onTerminatingSignal);
+  const installed = hooks;
+  hooks = undefined;
+  installed?.dispose();
 }
 
 /**

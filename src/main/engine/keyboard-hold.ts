@@ -12,7 +12,7 @@
 import { TerminalError } from '../../shared/errors.js';
 import { DisposableStore } from '../../shared/lifecycle.js';
 import type { SendSpec } from '../../shared/protocol.js';
-import { precheckSend } from '../../shared/send-precheck.js';
+import { precheckHeldSend } from '../../shared/send-precheck.js';
 import type {
   CappedWait,
   Disposable,
@@ -151,7 +151,7 @@ export class SessionKeyboard implements Disposable {
     // Refused now with the code it would get without a hold (the thread checks again when it starts):
     // a bad request must not wait minutes for a hand-back only to fail then.
     try {
-      precheckSend(spec, this.options);
+      precheckHeldSend(spec, this.options);
     } catch (error) {
       return refusedOperation(error);
     }

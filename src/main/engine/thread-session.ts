@@ -134,6 +134,7 @@ export class ThreadSession implements TerminalSession {
     );
     parts.dataPort.unref(); // live output alone must not keep the host alive
     void parts.death.catch(() => this.release());
+    // One-shot: the port's close ends the listener, and the port lives no longer than this session.
     this.portClosed = new Promise<void>((resolve) => parts.controlPort.once('close', () => resolve()));
     // Once closed, and once the task has ended normally: a thread that died closes its ports too, and
     // then `death` gives the verdict (ENGINE_THREAD_DIED), never this.
@@ -203,6 +204,7 @@ export class ThreadSession implements TerminalSession {
       // never turn into a signal to the command it was waiting on. `cancel()` is the SIGINT path.
       onAbort = () => void afterStart(() => this.proxy.endWait(sendId)).catch(() => undefined);
       if (signal.aborted) onAbort();
+      // One-shot: removed below once the send settled, whichever comes first.
       else signal.addEventListener('abort', onAbort, { once: true });
     }
     const done = settled.finally(() => {

@@ -8,7 +8,6 @@
 
 import { describeError, TerminalBackendCleanupError, TerminalError } from '../../shared/errors.js';
 import { RetryableAttempt } from '../../shared/retryable-attempt.js';
-import { LIMITS_UNKNOWN } from '../../shared/session-limits.js';
 import { assertSignalName } from '../../shared/signals.js';
 import type {
   CloseOptions,
@@ -27,6 +26,7 @@ import type {
   SignalResult,
   TerminalSession,
 } from '../../shared/types.js';
+import { statusOrExited } from '../engine/session-listing.js';
 import { LOCAL_WORLD } from '../worlds/world-registry.js';
 
 /** What a backend is asked to open. */
@@ -204,24 +204,6 @@ interface Reservation {
   settled: Promise<void>;
 }
 
-/** The session's status; a session that cannot answer (its engine thread died) is reported exited. */
-async function readStatus(session: TerminalSession): Promise<SessionStatus> {
-  try {
-    return await session.status();
-  } catch (threadGone) {
-    // Listings and spawn results must still render; the dead session is exited for every purpose.
-    void threadGone;
-    // Its containment is unknown now; the host-exit guard killed it by process tree.
-    return {
-      kind: 'exited',
-      exitCode: null,
-      signal: null,
-      containment: 'process-tree',
-      limits: LIMITS_UNKNOWN,
-    };
-  }
-}
-
 /** Longest part of an unknown session id that an error message repeats. */
 const MAX_ECHOED_ID_CHARS = 64;
 
@@ -285,7 +267,7 @@ export function createPtyService(): PtyService {
 
   async function snapshot(record: SessionRecord): Promise<PtySessionSnapshot> {
     const { session } = record;
-    const status = await readStatus(session);
+    const status = await statusOrExited(session);
     return {
       sessionId: record.id,
       ...(session.name === undefined ? {} : { name: session.name }),
@@ -423,7 +405,7 @@ export function createPtyService(): PtyService {
             ? undefined
             : await backend.reattach({ ...backendRequest, name: request.name }, controller.signal);
         const session = taken?.session ?? (await backend.spawn(backendRequest, controller.signal));
-        const status = await readStatus(session);
+        const status = await statusOrExited(session);
         // Race: disposal (of the owner or of the service) may abort the reservation just as the
         // backend publishes the session. Nobody can reach an unregistered session, so it is closed
         // here and the spawn rejects with the abort's exact reason. No await separates this check

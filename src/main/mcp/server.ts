@@ -9,6 +9,7 @@
  * line is skipped and answered with an error (stdio-line-transport.ts).
  */
 import { describeError } from '../../shared/errors.js';
+import { DisposableStore } from '../../shared/lifecycle.js';
 import { CLIENT_GONE_GRACE_MS } from '../../shared/session-limits.js';
 import type { PtyEngine, SandboxMode } from '../../shared/types.js';
 import { ensureDaemon } from '../daemon/daemon-starter.js';
@@ -114,10 +115,19 @@ export async function runMcpServer(argv: string[]): Promise<void> {
   // Kept installed until teardown is complete: a second signal must not kill the process while
   // terminals are still being closed (that would orphan them).
   const onSignal = (signal: NodeJS.Signals) => endConnection(signal);
-  for (const signal of SHUTDOWN_SIGNALS) process.on(signal, onSignal);
+  const hooks = new DisposableStore();
+  for (const signal of SHUTDOWN_SIGNALS) {
+    process.on(signal, onSignal);
+    hooks.own('mcp shutdown signal hook', () => process.off(signal, onSignal));
+  }
   const onStdinEnd = () => endConnection(STDIN_CLOSED);
   process.stdin.once('end', onStdinEnd);
   process.stdin.once('close', onStdinEnd);
+  const stdinHooks = new DisposableStore();
+  stdinHooks.own('mcp stdin end listeners', () => {
+    process.stdin.off('end', onStdinEnd);
+    process.stdin.off('close', onStdinEnd);
+  });
   server.onclose = () => endConnection('connection closed');
   server.onerror = (error) => process.stderr.write(`agent-pty mcp: ${describeError(error)}\n`);
 
@@ -143,11 +153,10 @@ export async function runMcpServer(argv: string[]): Promise<void> {
       .disposeOwned(CONNECTION_OWNER, 'MCP connection closed', grace)
       .catch((error: unknown) => failures.push(error));
     await host.dispose().catch((error: unknown) => failures.push(error));
-    process.stdin.off('end', onStdinEnd);
-    process.stdin.off('close', onStdinEnd);
+    stdinHooks.dispose();
     // A paused stdin pipe would keep the event loop alive after a signal-triggered shutdown.
     process.stdin.destroy();
-    for (const signal of SHUTDOWN_SIGNALS) process.off(signal, onSignal);
+    hooks.dispose();
   }
   if (failures.length > 0) {
     throw new AggregateError(

@@ -7,6 +7,7 @@
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { DisposableSlot, DisposableStore } from '../../shared/lifecycle.js';
 import { findRequestId } from './request-id-scan.js';
 
 /** The largest request line this server parses (SPEC §4.7): a send's input is far smaller (1 MiB). */
@@ -55,6 +56,10 @@ export class StdioLineTransport implements Transport {
   private pendingBytes = 0;
   private skipped: Skipped | undefined;
   private started = false;
+  /** The input's listeners and the output's drain waits; released by {@link close}. */
+  private readonly owned = new DisposableStore();
+  /** The drain that unblocks held requests, while {@link blocked}. */
+  private readonly unblockOnDrain = this.owned.add(new DisposableSlot());
   /** Input taken off the pipe while the output is over its bound: processed once the client reads again. */
   private held: Buffer[] = [];
   private heldBytes = 0;
@@ -75,12 +80,25 @@ export class StdioLineTransport implements Transport {
     this.started = true;
     this.input.on('data', this.onData);
     this.input.on('error', this.onInputError);
+    this.owned.own('mcp stdio input listeners', () => {
+      this.input.off('data', this.onData);
+      this.input.off('error', this.onInputError);
+    });
   }
 
   send(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve) => {
       if (this.output.write(`${JSON.stringify(message)}\n`)) resolve();
-      else this.output.once('drain', resolve);
+      else {
+        // Released by the drain, or by close: the message is written (buffered) either way, and a
+        // closed transport's sender must not wait for a client that may never read again.
+        const drained = () => waiting.dispose();
+        this.output.once('drain', drained);
+        const waiting = this.owned.own('mcp send drain wait', () => {
+          this.output.off('drain', drained);
+          resolve();
+        });
+      }
       this.limitUnsent();
     });
   }
@@ -95,9 +113,13 @@ export class StdioLineTransport implements Transport {
     if (this.blocked || this.unsentBytes() <= this.maxUnsentBytes) return;
     this.blocked = true;
     this.output.once('drain', this.onDrain);
+    this.unblockOnDrain.value = this.owned.own('mcp output drain listener', () =>
+      this.output.off('drain', this.onDrain),
+    );
   }
 
   private readonly onDrain = (): void => {
+    this.unblockOnDrain.clear(); // fired: the listener is gone already
     this.blocked = false;
     const held = this.held;
     this.held = [];
@@ -121,10 +143,8 @@ export class StdioLineTransport implements Transport {
   }
 
   async close(): Promise<void> {
-    this.input.off('data', this.onData);
-    this.input.off('error', this.onInputError);
+    this.owned.dispose();
     if (this.input.listenerCount('data') === 0) this.input.pause();
-    this.output.off('drain', this.onDrain);
     this.pending = [];
     this.pendingBytes = 0;
     this.held = [];

@@ -4,6 +4,7 @@
  * batch come out, each batch bounded (the newest lines kept). Progress-bar rewrites (`\r`) leave only
  * a line's final state; a partial line waits for its newline (the send's result carries it).
  */
+import { DisposableSlot, DisposableStore } from '../../shared/lifecycle.js';
 import type { OutputChunk } from '../../shared/types.js';
 import { capTail } from './result-cap.js';
 
@@ -34,31 +35,33 @@ export class LiveLinesBatcher {
   private skippedLines = 0;
   private droppedChars = 0;
   private linesSoFar = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private disposed = false;
+  /** The batch timer; disposed with the batcher. */
+  private readonly owned = new DisposableStore();
+  /** The next batch's timer, armed by the first chunk after a batch. */
+  private readonly nextBatch = this.owned.add(new DisposableSlot());
 
   constructor(private readonly emit: (batch: LiveLinesBatch) => void) {}
 
   /** Takes one live chunk (the session's `onOutput` listener). */
   readonly push = (chunk: OutputChunk): void => {
-    if (this.disposed) return;
+    if (this.owned.disposed) return;
     this.droppedChars += chunk.dropped;
     this.pending += chunk.text;
     if (this.pending.length > PENDING_MAX_CHARS) this.trimPending();
-    this.timer ??= setTimeout(this.flush, LIVE_LINES_INTERVAL_MS);
+    if (this.nextBatch.value === undefined) {
+      this.nextBatch.value = this.owned.timeout('live lines batch', LIVE_LINES_INTERVAL_MS, this.flush);
+    }
   };
 
   /** Stops: pending text is discarded (the send's result holds it) and no batch follows. */
   dispose(): void {
-    this.disposed = true;
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.owned.dispose();
     this.pending = '';
   }
 
   private readonly flush = (): void => {
-    this.timer = undefined;
-    if (this.disposed) return;
+    this.nextBatch.clear(); // fired: the next chunk arms the next one
+    if (this.owned.disposed) return;
     const end = this.pending.lastIndexOf('\n');
     if (end === -1) return; // only a partial line: the next chunk re-arms the timer
     const lines = this.pending.slice(0, end).split('\n').map(finalStateOfLine);

@@ -4,6 +4,7 @@
  * types goes to the hold's `write` and nowhere else: no log, no echo from this side.
  */
 import type { WebSocket } from 'ws';
+import { DisposableStore } from '../../shared/lifecycle.js';
 import type { KeyboardHold, RawChunk, RawView, TerminalSession } from '../../shared/types.js';
 import { parseViewerMessage, type ServerMessage, type ViewerMessage } from './watch-protocol.js';
 
@@ -32,6 +33,8 @@ export class ViewerConnection {
   private readonly views = new Map<string, View>();
   private readonly holds = new Map<string, KeyboardHold>();
   private closed = false;
+  /** The socket's listeners; released on close, so a closed viewer takes no more messages. */
+  private readonly owned = new DisposableStore();
 
   constructor(
     private readonly socket: WebSocket,
@@ -39,12 +42,18 @@ export class ViewerConnection {
     /** Shown to a later viewer that is refused ("held by another viewer since …"). */
     readonly label: string,
   ) {
-    socket.on('message', (data, isBinary) => {
+    const onMessage = (data: WebSocket.RawData, isBinary: boolean) => {
       if (isBinary) return;
       const message = parseViewerMessage(data.toString());
       if (message !== undefined) void this.handle(message).catch(() => undefined);
+    };
+    const onClose = () => this.close();
+    socket.on('message', onMessage);
+    socket.on('close', onClose);
+    this.owned.own('watch viewer socket listeners', () => {
+      socket.off('message', onMessage);
+      socket.off('close', onClose);
     });
-    socket.on('close', () => this.close());
   }
 
   /** Sends `message` if the socket is open. */
@@ -67,6 +76,7 @@ export class ViewerConnection {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.owned.dispose();
     for (const [id] of this.views) this.unwatch(id);
     for (const [, hold] of this.holds) void hold.release();
     this.holds.clear();

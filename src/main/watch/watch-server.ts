@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
+import { DisposableStore } from '../../shared/lifecycle.js';
 import { recordingsDirectory } from '../engine/session-recording.js';
 import { checkWatchRequest, watchCookieName } from './request-guard.js';
 import { engineWatchSource, type WatchedEngine } from './session-overview.js';
@@ -132,7 +133,9 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
     }
   }
 
-  http.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+  /** The server's upgrade listener and listing refresh; released as it closes. */
+  const owned = new DisposableStore();
+  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const verdict = checkWatchRequest(request, port, token);
     // Only the cookie opens the socket (a page always has it by then; attach sends it too).
     if (verdict.kind !== 'allowed' || new URL(request.url ?? '/', 'http://localhost').pathname !== '/ws') {
@@ -146,6 +149,7 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
     sockets.handleUpgrade(request, socket, head, (ws) => {
       const viewer = new ViewerConnection(ws, viewerHost, `viewer ${nextViewer++}`);
       viewers.add(viewer);
+      // Lives as long as the socket, which the server's close terminates.
       ws.on('close', () => {
         viewers.delete(viewer);
         for (const [id, holder] of holders) if (holder === viewer) holders.delete(id);
@@ -156,7 +160,9 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
         () => undefined,
       );
     });
-  });
+  };
+  http.on('upgrade', onUpgrade);
+  owned.own('watch upgrade listener', () => http.off('upgrade', onUpgrade));
 
   async function listing(): Promise<{
     t: 'sessions';
@@ -167,7 +173,7 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
   }
 
   let known = new Set<string>();
-  const refresh = setInterval(() => {
+  const refresh = () => {
     if (viewers.size === 0) return;
     listing().then(
       (message) => {
@@ -180,15 +186,19 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
       },
       () => undefined,
     );
-  }, LISTING_INTERVAL_MS);
-  refresh.unref();
+  };
+  owned.interval('watch listing refresh', LISTING_INTERVAL_MS, refresh, { unref: true });
 
+  // One-shot: removed once listening (or fired).
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(options.port ?? 0, '127.0.0.1', () => {
       http.off('error', reject);
       resolve();
     });
+  }).catch((error: unknown) => {
+    owned.dispose(); // a server that never listened refreshes nothing
+    throw error;
   });
   const address = http.address();
   port = typeof address === 'object' && address !== null ? address.port : 0;
@@ -200,7 +210,7 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
     port,
     close: () => {
       closing ??= (async () => {
-        clearInterval(refresh);
+        owned.dispose();
         for (const viewer of viewers) viewer.close();
         for (const client of sockets.clients) client.terminate();
         await new Promise<void>((resolve) => sockets.close(() => resolve()));

@@ -8,6 +8,7 @@
  */
 import { connect } from 'node:net';
 import { describeError, TerminalBackendCleanupError, TerminalError } from '../../shared/errors.js';
+import { DisposableStore } from '../../shared/lifecycle.js';
 import type { PtyEngine, SandboxSelection, SessionListing, SpawnOptions } from '../../shared/types.js';
 import {
   type AttachedSession,
@@ -17,7 +18,7 @@ import {
 import { checkSocketDirectory } from './socket-directory.js';
 import { WorldClient, type WorldHelloOptions } from './world-client.js';
 import { WorldSession } from './world-session.js';
-import { socketTransport } from './world-transport.js';
+import { socketTransport, type WorldTransport } from './world-transport.js';
 
 /** Options of {@link createRemoteEngine} over a transport command. */
 export interface CommandEngineOptions {
@@ -106,20 +107,34 @@ export async function connectDaemonSocket(
     );
   }
   const socket = connect(socketPath);
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve);
-    socket.once('error', (error) => {
-      socket.destroy();
-      reject(
-        new TerminalError(
-          'TRANSPORT_CLOSED',
-          `no agent-pty daemon answers on ${socketPath}: ${describeError(error)} (start one with agent-pty daemon)`,
-          { cause: error },
-        ),
-      );
+  // The connect wait's listeners: released once the transport listens on the socket itself (a later
+  // error then meets the transport's listener, never this wait's).
+  const connecting = new DisposableStore();
+  let transport: WorldTransport;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const onError = (error: Error) => {
+        socket.destroy();
+        reject(
+          new TerminalError(
+            'TRANSPORT_CLOSED',
+            `no agent-pty daemon answers on ${socketPath}: ${describeError(error)} (start one with agent-pty daemon)`,
+            { cause: error },
+          ),
+        );
+      };
+      socket.once('connect', resolve);
+      socket.once('error', onError);
+      connecting.own('daemon connect listeners', () => {
+        socket.off('connect', resolve);
+        socket.off('error', onError);
+      });
     });
-  });
-  return WorldClient.over(socketTransport(socket), hello, 'agent-pty daemon link');
+    transport = socketTransport(socket);
+  } finally {
+    connecting.dispose();
+  }
+  return WorldClient.over(transport, hello, 'agent-pty daemon link');
 }
 
 class RemoteEngineClient implements RemoteEngine {

@@ -5,6 +5,7 @@
  * silent, or shut down) or on SIGTERM, SIGINT or SIGHUP — every session closed first.
  */
 import { describeError } from '../../shared/errors.js';
+import { DisposableStore } from '../../shared/lifecycle.js';
 import type { PtyEngine } from '../../shared/types.js';
 import { createPtyEngine } from '../engine/engine.js';
 import { createBubblewrapSandbox } from '../sandbox/bubblewrap.js';
@@ -30,8 +31,13 @@ export async function runServeStdio(): Promise<number> {
   });
   // Kept until the end: a second signal during teardown must not kill the process and orphan shells.
   const onSignal = (signal: NodeJS.Signals) => requestStop(signal);
-  for (const signal of SHUTDOWN_SIGNALS) process.on(signal, onSignal);
-  // Diagnostics must never end the process: over a dead ssh link stderr fails with EPIPE too.
+  const hooks = new DisposableStore();
+  for (const signal of SHUTDOWN_SIGNALS) {
+    process.on(signal, onSignal);
+    hooks.own('serve shutdown signal hook', () => process.off(signal, onSignal));
+  }
+  // Diagnostics must never end the process: over a dead ssh link stderr fails with EPIPE too. The
+  // process's lifetime: this process is the world, and its stderr is written until it exits.
   process.stderr.on('error', (unwritable: unknown) => void unwritable);
   try {
     const outcome = await serveWorld({
@@ -49,7 +55,7 @@ export async function runServeStdio(): Promise<number> {
     return 1;
   } finally {
     process.stdin.destroy(); // a paused stdin pipe would keep the process alive
-    for (const signal of SHUTDOWN_SIGNALS) process.off(signal, onSignal);
+    hooks.dispose();
   }
 }
 
@@ -57,14 +63,17 @@ export async function runServeStdio(): Promise<number> {
 function flushStdout(): Promise<void> {
   if (process.stdout.writableFinished || process.stdout.destroyed) return Promise.resolve();
   return new Promise<void>((resolve) => {
+    const flushing = new DisposableStore();
     const done = () => {
-      clearTimeout(timer);
-      process.stdout.off('finish', done);
-      process.stdout.off('error', done);
+      flushing.dispose();
       resolve();
     };
-    const timer = setTimeout(done, FLUSH_BOUND_MS);
+    flushing.timeout('serve stdout flush bound', FLUSH_BOUND_MS, done);
     process.stdout.once('finish', done);
     process.stdout.once('error', done);
+    flushing.own('serve stdout flush listeners', () => {
+      process.stdout.off('finish', done);
+      process.stdout.off('error', done);
+    });
   });
 }

@@ -12,7 +12,8 @@
  * host that is done; when the host exits, the far side sees its stdin end and closes everything.
  */
 import { TerminalError } from '../../shared/errors.js';
-import type { SandboxSelection } from '../../shared/types.js';
+import { DisposableStore } from '../../shared/lifecycle.js';
+import type { Disposable, SandboxSelection } from '../../shared/types.js';
 import {
   type ClientFrame,
   commonProtocol,
@@ -104,8 +105,10 @@ export class WorldClient {
   private refs = 0;
   private failure: TerminalError | undefined;
   private handshake:
-    | { resolve(pid: number): void; reject(error: TerminalError): void; timer: NodeJS.Timeout }
+    | { resolve(pid: number): void; reject(error: TerminalError): void; timer: Disposable }
     | undefined;
+  /** The handshake's bound: the one timer of a client (a call's bound is its caller's signal). */
+  private readonly timers = new DisposableStore();
 
   /** Pid of the server process on the far side (known once connected). */
   farPid = 0;
@@ -280,14 +283,14 @@ export class WorldClient {
 
   private shakeHands(): Promise<number> {
     return new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = this.timers.timeout('world handshake bound', TRANSPORT_TIMING.HANDSHAKE_MS, () => {
         this.fail(
           new TerminalError(
             'TRANSPORT_CLOSED',
             `the world did not answer within ${TRANSPORT_TIMING.HANDSHAKE_MS} ms: is \`agent-pty serve --stdio\` at the end of the command?`,
           ),
         );
-      }, TRANSPORT_TIMING.HANDSHAKE_MS);
+      });
       this.handshake = { resolve, reject, timer };
       this.link.send({
         t: 'hello',
@@ -317,7 +320,7 @@ export class WorldClient {
       }
       case 'ready':
         if (this.handshake !== undefined) {
-          clearTimeout(this.handshake.timer);
+          this.handshake.timer.dispose();
           if (frame.protocol !== undefined) this.protocol = frame.protocol;
           this.handshake.resolve(frame.pid);
           this.handshake = undefined;
@@ -379,7 +382,7 @@ export class WorldClient {
       },
     );
     if (this.handshake !== undefined) {
-      clearTimeout(this.handshake.timer);
+      this.handshake.timer.dispose();
       // A refusal keeps its own code (PROTOCOL_MISMATCH, INVALID_CONFIG, …).
       this.handshake.reject(reason.code === 'TRANSPORT_CLOSED' ? this.failure : reason);
       this.handshake = undefined;

@@ -10,6 +10,8 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { describeError, TerminalError } from '../../shared/errors.js';
+import { DisposableStore } from '../../shared/lifecycle.js';
+import type { Disposable } from '../../shared/types.js';
 import { MAX_FRAME_BYTES } from '../../shared/world-protocol.js';
 import { FrameDecoder } from './frame-decoder.js';
 
@@ -52,7 +54,9 @@ export interface WorldLinkHandlers<In> {
 /** A framed, heartbeating link over a pair of streams. */
 export class WorldLink<In extends { t: string }, Out extends { t: string }> {
   private readonly decoder = new FrameDecoder(MAX_FRAME_BYTES);
-  private heartbeat: NodeJS.Timeout | undefined;
+  /** The heartbeat's interval (started once the handshake is done). */
+  private heartbeat: Disposable | undefined;
+  private readonly timers = new DisposableStore();
   private lastHeard = Date.now();
   private lastCheck = Date.now();
   private dead = false;
@@ -94,9 +98,10 @@ export class WorldLink<In extends { t: string }, Out extends { t: string }> {
     if (this.dead || this.heartbeat !== undefined) return;
     this.lastHeard = Date.now();
     this.lastCheck = this.lastHeard;
-    this.heartbeat = setInterval(this.beat, HEARTBEAT.INTERVAL_MS);
-    // The link's owner decides what keeps the process alive (pending calls, a served stdin).
-    this.heartbeat.unref();
+    // Unref'd: the link's owner decides what keeps the process alive (pending calls, a served stdin).
+    this.heartbeat = this.timers.interval('world link heartbeat', HEARTBEAT.INTERVAL_MS, this.beat, {
+      unref: true,
+    });
   }
 
   /**
@@ -212,7 +217,7 @@ export class WorldLink<In extends { t: string }, Out extends { t: string }> {
 
   private detach(): void {
     this.dead = true;
-    clearInterval(this.heartbeat);
+    this.timers.dispose();
     this.output.off('drain', this.onDrain);
     this.held = [];
     this.heldBytes = 0;

@@ -9,15 +9,8 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { describeError, TerminalError } from '../../shared/errors.js';
-import { SETTLED_SENDS_KEPT } from '../../shared/protocol.js';
 import { CLIENT_GONE_GRACE_MS } from '../../shared/session-limits.js';
-import type {
-  CloseOptions,
-  PtyEngine,
-  SendOperation,
-  SpawnOptions,
-  TerminalSession,
-} from '../../shared/types.js';
+import type { CloseOptions, PtyEngine, SpawnOptions, TerminalSession } from '../../shared/types.js';
 import {
   type ClientFrame,
   type ServerFrame,
@@ -28,6 +21,7 @@ import {
 } from '../../shared/world-protocol.js';
 import { answerHello } from './hello.js';
 import { LiveOutputSender } from './live-output-flow.js';
+import { ServedCalls, ServedSends } from './served-calls.js';
 import { SessionExtensions } from './session-extensions.js';
 import { WorldLink } from './world-link.js';
 
@@ -54,9 +48,7 @@ export interface ServeWorldOptions {
 /** One session this server spawned for the client. */
 interface ServedSession {
   readonly session: TerminalSession;
-  /** Sends by the client's send id; the settled ones are trimmed to {@link SETTLED_SENDS_KEPT}. */
-  readonly sends: Map<number, SendOperation>;
-  readonly settled: number[];
+  readonly sends: ServedSends;
   readonly liveOutput: LiveOutputSender;
 }
 
@@ -68,8 +60,8 @@ export function serveWorld(options: ServeWorldOptions): Promise<ServeOutcome> {
 class WorldServer {
   private readonly link: WorldLink<ClientFrame, ServerFrame>;
   private readonly served = new Map<string, ServedSession>();
-  /** Abort controllers of calls in flight that take a signal (spawn, send), by call id. */
-  private readonly aborts = new Map<number, AbortController>();
+  /** Calls in flight: their answers and aborts. */
+  private readonly calls: ServedCalls;
   /** Raw channels and keyboard holds of SPEC §13 (protocol version 2). */
   private readonly extensions: SessionExtensions;
   /** Set by the client's hello; resolves once the engine is up (the server then sends `ready`). */
@@ -88,6 +80,7 @@ class WorldServer {
       onClosed: (error) => void this.stop(error.message, false, { graceMs: CLIENT_GONE_GRACE_MS }),
     });
     this.extensions = new SessionExtensions((frame) => this.link.send(frame));
+    this.calls = new ServedCalls((frame) => this.link.send(frame));
     void options.stopRequested?.then((why) => this.stop(why, false));
   }
 
@@ -104,13 +97,13 @@ class WorldServer {
     }
     switch (frame.t) {
       case 'call': {
-        // The abort controller exists before anything awaits: an abort in the same chunk finds it.
-        const signal = frame.op === 'spawn' || frame.op === 'send' ? this.abortable(frame.id) : undefined;
-        void this.answer(frame.id, () => this.invoke(frame.op, frame.args ?? {}, signal));
+        const signal =
+          frame.op === 'spawn' || frame.op === 'send' ? this.calls.signalFor(frame.id) : undefined;
+        void this.calls.answer(frame.id, () => this.invoke(frame.op, frame.args ?? {}, signal));
         return;
       }
       case 'abort':
-        this.aborts.get(frame.id)?.abort(new TerminalError('ABORTED', 'the client aborted the call'));
+        this.calls.abort(frame.id);
         return;
       case 'raw-ack':
         this.extensions.acknowledgeRaw(frame.channel, frame.chars);
@@ -153,17 +146,6 @@ class WorldServer {
     await this.stop(`refused the client: ${describeError(error)}`, true);
   }
 
-  private async answer(id: number, invoke: () => unknown): Promise<void> {
-    try {
-      const value = await invoke();
-      this.link.send({ t: 'result', id, value: value ?? null }); // throws, sending nothing, if too large
-    } catch (error) {
-      this.link.send({ t: 'error', id, error: toWireError(error) });
-    } finally {
-      this.aborts.delete(id);
-    }
-  }
-
   /** Runs one call; synchronous up to the engine's own call, so calls take effect in arrival order. */
   private invoke(
     op: WorldOperation,
@@ -180,9 +162,9 @@ class WorldServer {
       case 'send':
         return this.startSend(args, signal!);
       case 'send-output':
-        return this.sendOf(args).readOutput();
+        return this.lookup(args.session).sends.find(args.send).readOutput();
       case 'send-cancel':
-        return this.sendOf(args).cancel();
+        return this.lookup(args.session).sends.find(args.send).cancel();
       case 'session':
         return this.callSession(args);
       case 'live-output': {
@@ -208,12 +190,6 @@ class WorldServer {
     }
   }
 
-  private abortable(id: number): AbortSignal {
-    const controller = new AbortController();
-    this.aborts.set(id, controller);
-    return controller.signal;
-  }
-
   private async spawn(
     engine: PtyEngine,
     options: SpawnOptions | undefined,
@@ -223,7 +199,7 @@ class WorldServer {
     const liveOutput = new LiveOutputSender(session, (text, dropped) =>
       this.link.send({ t: 'output', session: session.id, text, dropped }),
     );
-    this.served.set(session.id, { session, sends: new Map(), settled: [], liveOutput });
+    this.served.set(session.id, { session, sends: new ServedSends(session.id), liveOutput });
     return {
       id: session.id,
       ...(session.name === undefined ? {} : { name: session.name }),
@@ -240,24 +216,8 @@ class WorldServer {
     const sendId = Number(args.send);
     const request = { ...(args.request as object | undefined), signal };
     const operation = served.session.startSend(request);
-    served.sends.set(sendId, operation);
-    const settled = () => {
-      served.settled.push(sendId);
-      while (served.settled.length > SETTLED_SENDS_KEPT) served.sends.delete(served.settled.shift()!);
-    };
-    operation.done.then(settled, settled);
+    served.sends.track(sendId, operation);
     return operation.done;
-  }
-
-  private sendOf(args: Record<string, unknown>): SendOperation {
-    const operation = this.lookup(args.session).sends.get(Number(args.send));
-    if (operation === undefined) {
-      throw new TerminalError(
-        'INVALID_ARGUMENT',
-        `unknown send ${String(args.send)} of session ${String(args.session)}`,
-      );
-    }
-    return operation;
   }
 
   private async callSession(args: Record<string, unknown>): Promise<unknown> {
@@ -298,7 +258,7 @@ class WorldServer {
 
   private stop(reason: string, refused: boolean, options: CloseOptions = {}): Promise<void> {
     this.stopping ??= (async () => {
-      for (const controller of this.aborts.values()) controller.abort();
+      this.calls.abortAll(new TerminalError('ABORTED', `the world is stopping: ${reason}`));
       this.extensions.dispose();
       let failure: unknown;
       try {

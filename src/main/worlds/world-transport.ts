@@ -7,6 +7,7 @@ import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
 import { describeError, TerminalError } from '../../shared/errors.js';
+import { withinMs } from '../../shared/lifecycle.js';
 
 /** Timing of a transport's end. */
 export const TRANSPORT_END_TIMING = {
@@ -62,6 +63,8 @@ export function startCommandTransport(argv: readonly string[], env?: Record<stri
   const exited = new Promise<void>((resolve) => {
     markExited = resolve;
   });
+  // These live as long as the child and its stderr pipe, which `finish` destroys; 'exit' and 'error'
+  // are one-shot besides.
   child.once('exit', (code, signal) => {
     const status = signal === null ? `exited with code ${code}` : `was killed by ${signal}`;
     end(new TerminalError('TRANSPORT_CLOSED', `the transport command ${status}`));
@@ -80,13 +83,12 @@ export function startCommandTransport(argv: readonly string[], env?: Record<stri
     stderrTail = (stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
   });
   const running = () => child.exitCode === null && child.signalCode === null;
-  const exitWithin = (ms: number): Promise<boolean> => {
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), ms);
-    });
-    return Promise.race([exited.then(() => true), expired]).finally(() => clearTimeout(timer));
-  };
+  const exitWithin = async (ms: number): Promise<boolean> =>
+    (await withinMs(
+      'transport command exit wait',
+      exited.then(() => true),
+      ms,
+    )) === true;
   let finishing: Promise<void> | undefined;
   return {
     input: child.stdout,
@@ -132,6 +134,7 @@ export function startCommandTransport(argv: readonly string[], env?: Record<stri
 /** A connected socket as a transport (the daemon's, SPEC §12). */
 export function socketTransport(socket: Socket): WorldTransport {
   let closed = false;
+  // Both live as long as the socket, which `finish` and `abort` destroy ('close' is one-shot besides).
   const gone = new Promise<void>((resolve) => {
     socket.once('close', () => {
       closed = true;
@@ -151,11 +154,7 @@ export function socketTransport(socket: Socket): WorldTransport {
         if (!closed) {
           socket.ref();
           socket.end();
-          let timer: NodeJS.Timeout | undefined;
-          const expired = new Promise<void>((resolve) => {
-            timer = setTimeout(resolve, TRANSPORT_END_TIMING.SOCKET_CLOSE_MS);
-          });
-          await Promise.race([gone, expired]).finally(() => clearTimeout(timer));
+          await withinMs('transport socket close wait', gone, TRANSPORT_END_TIMING.SOCKET_CLOSE_MS);
         }
         socket.destroy();
         await gone;

@@ -12,10 +12,10 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { LimitController } from '../../shared/cgroup-hierarchy.js';
 import { engineCgroupName } from '../../shared/engine-cgroup.js';
 import { TerminalError } from '../../shared/errors.js';
+import { delay } from '../../shared/lifecycle.js';
 import type { ProcessIdentity } from '../../shared/proc-stat.js';
 import {
   errorCode,
@@ -153,7 +153,7 @@ export async function killV1Members(dirs: readonly string[], timeoutMs = EMPTY_T
       );
     }
     for (const pid of members) killQuietly(pid);
-    await delay(KILL_ROUND_MS);
+    await delay('cgroup v1 kill round', KILL_ROUND_MS);
   }
 }
 

@@ -24,7 +24,6 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, statfsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as delay } from 'node:timers/promises';
 import { threadId } from 'node:worker_threads';
 import {
   detectCgroupLayout,
@@ -33,6 +32,7 @@ import {
 } from '../../shared/cgroup-hierarchy.js';
 import { engineCgroupName } from '../../shared/engine-cgroup.js';
 import { TerminalError } from '../../shared/errors.js';
+import { delay } from '../../shared/lifecycle.js';
 import { identityOf } from '../proc/proc-probe.js';
 import {
   errorCode,
@@ -357,7 +357,7 @@ async function killCgroup(dir: string, timeoutMs: number): Promise<void> {
         `cgroup ${dir} still holds processes ${timeoutMs} ms after cgroup.kill: ${members}`,
       );
     }
-    await delay(period);
+    await delay('cgroup kill poll', period);
     period = Math.min(period * 2, DEATH_POLL_MS); // polls start at 1 ms and double
   }
 }

@@ -31,8 +31,8 @@
  * reaped and the pid space to wrap in that window. Process groups are never signalled.
  */
 import { performance } from 'node:perf_hooks';
-import { setTimeout as delay } from 'node:timers/promises';
 import { TerminalError } from '../../shared/errors.js';
+import { delay } from '../../shared/lifecycle.js';
 import { identityFromStat, type ProcessIdentity, type ProcStat } from '../../shared/proc-stat.js';
 import {
   blockedPendingSignals,
@@ -272,7 +272,7 @@ async function killSurvivors(
     for (const stat of alive) {
       if (signals.send(identityFromStat(stat), 'SIGKILL')) killed.add(identityKey(stat));
     }
-    await delay(DEATH_POLL_MS);
+    await delay('teardown death poll', DEATH_POLL_MS);
   }
 }
 
@@ -298,7 +298,7 @@ async function pollUntil(done: () => boolean, timeoutMs: number, periodMs = DEAT
     if (done()) return true;
     const remaining = deadline - performance.now();
     if (remaining <= 0) return false;
-    await delay(Math.min(periodMs, remaining));
+    await delay('teardown poll', Math.min(periodMs, remaining));
   }
 }
 

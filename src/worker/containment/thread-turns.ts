@@ -10,6 +10,8 @@
  * goes on. One step is never split: a step is what its caller hands over (one scan).
  */
 
+import { DisposableStore } from '../../shared/lifecycle.js';
+
 /** Synchronous work run per turn of the event loop, at most (one step may overrun it by its own length). */
 const TURN_BUDGET_MS = 10;
 
@@ -22,6 +24,8 @@ interface Step {
 const queue: Step[] = [];
 let head = 0;
 let scheduled = false;
+/** The next turn's immediate. Never disposed: the queue is the thread's, and lives as long as it. */
+const turns = new DisposableStore();
 
 /**
  * Runs `work` (synchronous) in a turn of this thread's event loop that has room for it; resolves or
@@ -38,7 +42,7 @@ function schedule(): void {
   if (scheduled) return;
   scheduled = true;
   // setImmediate: work queued during a check phase runs in the next loop iteration, after the timers.
-  setImmediate(runTurn);
+  turns.immediate('thread turn', runTurn);
 }
 
 function runTurn(): void {

@@ -6,12 +6,7 @@
  */
 import fs from 'node:fs';
 import { type ProcessIdentity, type ProcStat, parseProcStat } from '../../shared/proc-stat.js';
-
-/** Large enough for any stat/status/syscall/schedstat/children file of a sane process; a larger file is read in full. */
-const SCRATCH_BYTES = 16 * 1024;
-
-/** One reused read buffer: every reader here is synchronous, so no two reads can interleave. */
-const scratch = Buffer.allocUnsafe(SCRATCH_BYTES);
+import { freshProcFiles, type ProcFiles, readProcText } from './proc-files.js';
 
 /** Liveness of a {@link ProcessIdentity}. */
 export type Liveness =
@@ -22,39 +17,19 @@ export type Liveness =
   /** No process with this pid and start time exists any more. */
   | 'gone';
 
-/**
- * Reads a small procfs file as text, or `undefined` when it cannot be read. open+read+close into a
- * reused buffer is ~3x cheaper than `readFileSync` (which also fstats and allocates).
- */
-export function readProcText(path: string): string | undefined {
-  let fd: number;
-  try {
-    fd = fs.openSync(path, 'r');
-  } catch (_vanishedOrDenied) {
-    return undefined;
-  }
-  try {
-    const length = fs.readSync(fd, scratch, 0, SCRATCH_BYTES, 0);
-    if (length < SCRATCH_BYTES) return scratch.toString('utf8', 0, length);
-    // Rare: a file longer than the scratch buffer (e.g. thousands of children). Read it whole.
-    return fs.readFileSync(path, 'utf8');
-  } catch (_vanishedOrDenied) {
-    // ESRCH when the process exits between open and read; EACCES for files that check on read.
-    return undefined;
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
 /** `/proc/<pid>/stat`, parsed; `undefined` when the process is gone or unreadable. */
-export function readProcStat(pid: number): ProcStat | undefined {
-  const text = readProcText(`/proc/${pid}/stat`);
+export function readProcStat(pid: number, files: ProcFiles = freshProcFiles): ProcStat | undefined {
+  const text = files.read(`/proc/${pid}/stat`);
   return text === undefined ? undefined : parseProcStat(text);
 }
 
 /** `/proc/<pid>/task/<tid>/stat`, parsed (the state is the thread's own). */
-export function readThreadStat(pid: number, tid: number): ProcStat | undefined {
-  const text = readProcText(`/proc/${pid}/task/${tid}/stat`);
+export function readThreadStat(
+  pid: number,
+  tid: number,
+  files: ProcFiles = freshProcFiles,
+): ProcStat | undefined {
+  const text = files.read(`/proc/${pid}/task/${tid}/stat`);
   return text === undefined ? undefined : parseProcStat(text);
 }
 
@@ -118,14 +93,26 @@ export function threadIds(pid: number): number[] {
   return numericEntries(`/proc/${pid}/task`);
 }
 
-/** Direct children of `pid`; empty when the process is gone. */
-export function childrenOf(pid: number): number[] {
+/**
+ * Thread ids of a process whose stat was just read: `[pid]` alone when the stat counted one thread (the
+ * only task of a thread group is its leader, whose tid is the pid), else a listing of `task/`. A thread
+ * created after the stat was read is missed, as one created after a listing would be.
+ */
+export function threadIdsOf(stat: ProcStat): number[] {
+  return stat.threads === 1 ? [stat.pid] : threadIds(stat.pid);
+}
+
+/**
+ * Direct children of `pid`; empty when the process is gone. `stat`, when given, is `pid`'s own, just
+ * read: with one thread it spares the listing of `task/`.
+ */
+export function childrenOf(pid: number, files: ProcFiles = freshProcFiles, stat?: ProcStat): number[] {
   if (!childrenFilesSupported()) return childrenByScan(pid);
   const children: number[] = [];
-  for (const tid of threadIds(pid)) {
+  for (const tid of stat?.pid === pid ? threadIdsOf(stat) : threadIds(pid)) {
     // A thread that exits between readdir and read simply contributes nothing: children are
     // attached to the thread that forked them and re-attached to the group leader when it exits.
-    const text = readProcText(`/proc/${pid}/task/${tid}/children`);
+    const text = files.read(`/proc/${pid}/task/${tid}/children`);
     if (text === undefined) continue;
     for (const field of text.split(' ')) {
       const child = Number(field);
@@ -147,20 +134,24 @@ export function childrenByScan(pid: number): number[] {
  * is accepted only when its stat still names the parent it was listed under, so a pid that was
  * reused between the listing and the stat read cannot graft a stranger onto the tree.
  */
-export function descendantsOf(pid: number): ProcStat[] {
+export function descendantsOf(
+  pid: number,
+  files: ProcFiles = freshProcFiles,
+  rootStat?: ProcStat,
+): ProcStat[] {
   if (!childrenFilesSupported()) return descendantsByScan(pid);
   const found: ProcStat[] = [];
   const seen = new Set<number>([pid]);
-  const parents = [pid];
+  const parents: { pid: number; stat: ProcStat | undefined }[] = [{ pid, stat: rootStat }];
   for (let next = 0; next < parents.length; next++) {
     const parent = parents[next]!;
-    for (const child of childrenOf(parent)) {
+    for (const child of childrenOf(parent.pid, files, parent.stat)) {
       if (seen.has(child)) continue;
-      const stat = readProcStat(child);
-      if (stat === undefined || stat.ppid !== parent) continue;
+      const stat = readProcStat(child, files);
+      if (stat === undefined || stat.ppid !== parent.pid) continue;
       seen.add(child);
       found.push(stat);
-      parents.push(child);
+      parents.push({ pid: child, stat });
     }
   }
   return found;
@@ -177,14 +168,18 @@ export function processesInSession(sid: number): ProcStat[] {
  * without schedstat accounting print zeros there, so a zero falls back to the voluntary +
  * non-voluntary context switches of the thread's `status` (also monotonic, larger file).
  */
-export function schedSwitches(pid: number, tid: number): number | undefined {
-  const schedstat = readProcText(`/proc/${pid}/task/${tid}/schedstat`);
+export function schedSwitches(
+  pid: number,
+  tid: number,
+  files: ProcFiles = freshProcFiles,
+): number | undefined {
+  const schedstat = files.read(`/proc/${pid}/task/${tid}/schedstat`);
   if (schedstat !== undefined) {
     const runs = Number(schedstat.trim().split(' ')[2]);
     // A thread that exists has run at least once, so 0 means "not accounted", not "never ran".
     if (Number.isSafeInteger(runs) && runs > 0) return runs;
   }
-  const status = readProcText(`/proc/${pid}/task/${tid}/status`);
+  const status = files.read(`/proc/${pid}/task/${tid}/status`);
   if (status === undefined) return undefined;
   const voluntary = /^voluntary_ctxt_switches:\s*(\d+)$/m.exec(status);
   const involuntary = /^nonvoluntary_ctxt_switches:\s*(\d+)$/m.exec(status);

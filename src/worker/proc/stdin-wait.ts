@@ -39,15 +39,15 @@
  */
 import { performance } from 'node:perf_hooks';
 import { isExiting } from '../../shared/proc-stat.js';
+import { freshProcFiles, type ProcFiles, readProcText } from './proc-files.js';
 import {
   descendantsOf,
   fdDevice,
   readProcessMemory,
   readProcStat,
-  readProcText,
   readThreadStat,
   schedSwitches,
-  threadIds,
+  threadIdsOf,
 } from './proc-probe.js';
 import { parseSyscallLine, WAIT_SYSCALL_KIND, waitSyscallTable } from './syscall-table.js';
 
@@ -148,21 +148,32 @@ type WatchResult = { watched: true; fd: number; relay: boolean } | { watched: fa
  * counter again. If the counter moved, the thread ran in between and the reads may describe
  * different moments, so the verdict is `not_waiting` (it was demonstrably not blocked throughout).
  * A thread woken but not yet scheduled still shows the old syscall; its state `R` rules it out.
+ * `files` may hold the thread's descriptors across calls (`HeldProcFiles`): each read is still of
+ * that moment; a held descriptor found dead (its thread gone, the tid perhaps another's) is reopened,
+ * and an inspection that met such a reopening is `unknown`: its reads may describe two threads.
  */
 export function inspectThreadStdinWait(
   pid: number,
   tid: number,
   terminalRdev: number,
   arch: string = process.arch,
+  files: ProcFiles = freshProcFiles,
 ): ThreadWait {
   const table = waitSyscallTable(arch);
   if (table === undefined) return { pid, tid, verdict: 'unknown' };
-  const before = schedSwitches(pid, tid);
-  const line = readProcText(`/proc/${pid}/task/${tid}/syscall`);
-  const thread = readThreadStat(pid, tid);
-  const switches = schedSwitches(pid, tid);
+  const replaced = files.replaced;
+  const before = schedSwitches(pid, tid, files);
+  const line = files.read(`/proc/${pid}/task/${tid}/syscall`);
+  const thread = readThreadStat(pid, tid, files);
+  const switches = schedSwitches(pid, tid, files);
   const state = line === undefined ? undefined : parseSyscallLine(line);
-  if (state === undefined || thread === undefined || before === undefined || switches === undefined) {
+  if (
+    state === undefined ||
+    thread === undefined ||
+    before === undefined ||
+    switches === undefined ||
+    files.replaced !== replaced
+  ) {
     return { pid, tid, verdict: 'unknown' };
   }
   if (state.kind !== 'syscall') return { pid, tid, verdict: 'not_waiting', switches };
@@ -198,31 +209,48 @@ export function inspectThreadStdinWait(
  * tree but the shell: one of them may have opened the terminal itself and read it (pinentry). A process
  * that is exiting (zombie or dead, `PF_EXITING`, or a leader gone while its threads finish) is left out:
  * it never waits for input again. Walks only that tree, never all of `/proc`. `undefined` when the
- * shell is gone or a zombie.
+ * shell is gone or a zombie. `files`: see {@link inspectThreadStdinWait}; a session passes its own
+ * `HeldProcFiles`, so the proof sample re-reads the descriptors the write-boundary sample opened.
  */
 export function sampleForeground(
   rootPid: number,
   shellPid: number,
   terminalRdev: number,
   arch: string = process.arch,
+  files: ProcFiles = freshProcFiles,
+): ForegroundSample | undefined {
+  try {
+    return sampleWith(rootPid, shellPid, terminalRdev, arch, files);
+  } finally {
+    files.endSample();
+  }
+}
+
+function sampleWith(
+  rootPid: number,
+  shellPid: number,
+  terminalRdev: number,
+  arch: string,
+  files: ProcFiles,
 ): ForegroundSample | undefined {
   const at = performance.now();
-  const shell = readProcStat(shellPid);
+  const shell = readProcStat(shellPid, files);
   if (shell === undefined || shell.state === 'Z' || shell.state === 'X') return undefined;
   const tpgid = shell.tpgid;
   const members: ThreadWait[] = [];
   if (tpgid > 0) {
-    const root = rootPid === shellPid ? shell : readProcStat(rootPid);
-    const tree = root === undefined ? descendantsOf(rootPid) : [root, ...descendantsOf(rootPid)];
+    const root = rootPid === shellPid ? shell : readProcStat(rootPid, files);
+    const tree =
+      root === undefined ? descendantsOf(rootPid, files) : [root, ...descendantsOf(rootPid, files, root)];
     const outsiders: ThreadWait[] = [];
     for (const candidate of tree) {
       if (isExiting(candidate)) continue;
       const outside = candidate.pgrp !== tpgid;
       if (outside && candidate.pid === shellPid) continue; // the shell reads the terminal only in front
-      const tids = threadIds(candidate.pid);
+      const tids = threadIdsOf(candidate);
       if (!tids.includes(candidate.pid)) continue; // the leader has exited: the whole group is going
       for (const tid of tids) {
-        const wait = inspectThreadStdinWait(candidate.pid, tid, terminalRdev, arch);
+        const wait = inspectThreadStdinWait(candidate.pid, tid, terminalRdev, arch, files);
         if (outside) outsiders.push({ ...wait, outside: true });
         else members.push(wait);
       }

@@ -13,17 +13,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type * as NodePty from 'node-pty';
 import { TerminalError } from '../../shared/errors.js';
+import { ADDON_PATH, PACKAGE_ROOT } from '../../shared/native-addon-path.js';
 
-/** agent-pty's package root (this file is dist/worker/pty/pty-binding.js). */
-const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 /** The node-pty version the patch was reviewed against: the exact version package.json pins. */
 const NODE_PTY_VERSION: string = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8'))
   .dependencies['node-pty'];
-/** Where agent-pty's install step puts the addon. */
-export const ADDON_PATH = join(PACKAGE_ROOT, 'native', 'build', 'Release', 'agent_pty_pty.node');
 
 /** What the termios reader returns: ICANON and ECHO of a terminal's local flags. */
 export interface NativeLocalFlags {

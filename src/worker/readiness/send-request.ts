@@ -3,8 +3,8 @@
  * bad input is refused with `INVALID_ARGUMENT` naming the field.
  */
 import type { EngineConfig } from '../../shared/config.js';
-import { TerminalError } from '../../shared/errors.js';
 import type { SendSpec } from '../../shared/protocol.js';
+import { precheckSend } from '../../shared/send-precheck.js';
 import type { CappedWait } from '../../shared/types.js';
 import { compileWaitPattern, type WaitPattern } from './wait-pattern.js';
 
@@ -23,38 +23,17 @@ export interface SendPlan {
 }
 
 /** Why a send that gives input but would write none is refused (SPEC §7). */
-export const NOTHING_TO_WRITE = 'nothing to write: omit text and keys to wait';
+export { NOTHING_TO_WRITE } from '../../shared/send-precheck.js';
 
 /**
- * Validates `request` against `config`; throws `INVALID_ARGUMENT` on the first bad field. `keys` are
- * checked and encoded by the session (they depend on the terminal's modes); here only their presence.
+ * Validates `request` against `config`; throws on the first bad field (`INVALID_ARGUMENT` naming it,
+ * `INPUT_TOO_LARGE`, `UNKNOWN_KEY`) with the checks a held send already passed on the host
+ * (`precheckSend`, one copy), then compiles `waitFor`, which only this thread can. `keys` are encoded
+ * by the session (they depend on the terminal's modes); here only their names are checked.
  */
 export function planSend(request: SendSpec, config: EngineConfig): SendPlan {
-  if (typeof request !== 'object' || request === null) {
-    throw new TerminalError(
-      'INVALID_ARGUMENT',
-      'a send takes an object: { text?, submit?, keys?, timeoutMs?, maxWaitMs?, waitFor? }',
-    );
-  }
-  const { text, submit, keys, timeoutMs, maxWaitMs, waitFor } = request;
-  if (text !== undefined && typeof text !== 'string') {
-    throw new TerminalError('INVALID_ARGUMENT', `text must be a string, got ${typeof text}`);
-  }
-  if (submit !== undefined && typeof submit !== 'boolean') {
-    throw new TerminalError('INVALID_ARGUMENT', `submit must be a boolean, got ${typeof submit}`);
-  }
-  if (keys !== undefined && text !== undefined) {
-    throw new TerminalError('INVALID_ARGUMENT', 'a send carries either text or keys, not both');
-  }
-  // `text: ''` is input when it presses Enter; without Enter (or as an empty key list) it would write
-  // nothing, and a send that writes nothing is a wait, asked for by giving neither.
-  if (text === '' && submit === false) throw new TerminalError('INVALID_ARGUMENT', NOTHING_TO_WRITE);
-  if (Array.isArray(keys) && keys.length === 0) throw new TerminalError('INVALID_ARGUMENT', NOTHING_TO_WRITE);
-  assertMilliseconds('timeoutMs', timeoutMs);
-  assertMilliseconds('maxWaitMs', maxWaitMs);
-  if (waitFor !== undefined && typeof waitFor !== 'string') {
-    throw new TerminalError('INVALID_ARGUMENT', `waitFor must be a string, got ${typeof waitFor}`);
-  }
+  precheckSend(request, config);
+  const { text, submit, timeoutMs, maxWaitMs, waitFor } = request;
   const bound = waitBound(timeoutMs, maxWaitMs, config);
   return {
     text: text ?? '',
@@ -66,22 +45,11 @@ export function planSend(request: SendSpec, config: EngineConfig): SendPlan {
   };
 }
 
-/** Refuses a wait-bound field that is given but not a positive integer of milliseconds. */
-function assertMilliseconds(field: 'timeoutMs' | 'maxWaitMs', value: unknown): void {
-  if (value === undefined) return;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
-    throw new TerminalError(
-      'INVALID_ARGUMENT',
-      `${field} must be a positive integer (milliseconds), got ${String(value)}`,
-    );
-  }
-}
-
 /**
  * The send's wait bound: `min(timeoutMs ?? config timeoutMs, maxWaitMs, maxTimeoutMs)` (SPEC §7). A
- * `timeoutMs` above `maxTimeoutMs` is the caller's mistake and refused — unless the cap cuts it to an
- * allowed bound anyway: the cap belongs to whoever serves the send, and a model that asked for an hour
- * is then simply told the bound it got.
+ * `timeoutMs` above `maxTimeoutMs` was refused by `precheckSend` — unless the cap cuts it to an allowed
+ * bound anyway: the cap belongs to whoever serves the send, and a model that asked for an hour is then
+ * simply told the bound it got.
  */
 function waitBound(
   timeoutMs: number | undefined,
@@ -91,12 +59,6 @@ function waitBound(
   const asked = timeoutMs ?? config.timeoutMs;
   if (maxWaitMs !== undefined && maxWaitMs < asked && maxWaitMs <= config.maxTimeoutMs) {
     return { timeoutMs: maxWaitMs, cappedWait: { boundMs: maxWaitMs, askedMs: asked } };
-  }
-  if (asked > config.maxTimeoutMs) {
-    throw new TerminalError(
-      'INVALID_ARGUMENT',
-      `timeoutMs ${asked} is above maxTimeoutMs (${config.maxTimeoutMs}); wait again with a send without text instead`,
-    );
   }
   return { timeoutMs: asked, cappedWait: undefined };
 }

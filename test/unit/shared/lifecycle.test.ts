@@ -3,7 +3,13 @@
  * arms nothing, and the thread's count of live registrations follows both.
  */
 import { describe, expect, it } from 'vitest';
-import { DisposableSlot, DisposableStore, liveOwnedResources } from '../../../src/shared/lifecycle.js';
+import {
+  DisposableSlot,
+  DisposableStore,
+  delay,
+  liveOwnedResources,
+  withinMs,
+} from '../../../src/shared/lifecycle.js';
 
 const timeouts = () => process.getActiveResourcesInfo().filter((type) => type === 'Timeout').length;
 
@@ -39,12 +45,30 @@ describe('DisposableStore', () => {
     store.dispose();
   });
 
+  it('runs an interval until it is disposed, counted while it is armed', async () => {
+    const store = new DisposableStore();
+    let runs = 0;
+    await new Promise<void>((resolve) => {
+      store.interval('test interval', 1, () => {
+        if (++runs === 3) resolve();
+      });
+    });
+    expect(liveOwnedResources()['test interval']).toBe(1);
+    store.dispose();
+    expect(liveOwnedResources()).not.toHaveProperty('test interval');
+    const after = runs;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await delay('test pause', 5);
+    expect(runs).toBe(after);
+  });
+
   it('arms nothing once disposed, and releases what is added late at once', () => {
     const store = new DisposableStore();
     store.dispose();
     const before = timeouts();
     store.timeout('test late timer', 60_000, () => undefined);
     store.immediate('test late immediate', () => undefined);
+    store.interval('test late interval', 60_000, () => undefined);
     let released = 0;
     store.own('test late release', () => released++);
     store.add({ dispose: () => released++ });
@@ -85,5 +109,41 @@ describe('DisposableSlot', () => {
     expect(timeouts()).toBe(before);
     expect(slot.value).toBeUndefined();
     store.dispose();
+  });
+});
+
+describe('store-owned waits', () => {
+  it('delay counts its timer while it waits, and its owner disposing it clears it', async () => {
+    const waiting = delay('test delay', 1);
+    expect(liveOwnedResources()['test delay']).toBe(1);
+    await waiting;
+    expect(liveOwnedResources()).not.toHaveProperty('test delay');
+    const owner = new DisposableStore();
+    const before = timeouts();
+    let resolved = false;
+    void delay('test owned delay', 60_000, owner).then(() => {
+      resolved = true;
+    });
+    expect(timeouts()).toBe(before + 1);
+    owner.dispose();
+    expect(timeouts()).toBe(before);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(resolved).toBe(false); // nothing of a disposed owner runs after it
+  });
+
+  it('withinMs settles like its work, or undefined once the time passed, and leaves no timer', async () => {
+    // Counted by label (the process's timer count moves with other work across these awaits).
+    let finish!: (value: number) => void;
+    const waiting = withinMs('test within', new Promise<number>((resolve) => (finish = resolve)), 60_000);
+    expect(liveOwnedResources()['test within']).toBe(1);
+    finish(7);
+    await expect(waiting).resolves.toBe(7);
+    expect(liveOwnedResources()).not.toHaveProperty('test within');
+    await expect(withinMs('test within ok', Promise.resolve(42), 60_000)).resolves.toBe(42);
+    await expect(withinMs('test within ok', Promise.reject(new Error('no')), 60_000)).rejects.toThrow('no');
+    await expect(
+      withinMs('test within ok', new Promise<number>(() => undefined), 1),
+    ).resolves.toBeUndefined();
+    expect(liveOwnedResources()).not.toHaveProperty('test within ok');
   });
 });

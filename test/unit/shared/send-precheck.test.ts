@@ -1,5 +1,5 @@
 // The check of a send that waits for a person's hand-back (SPEC §13) refuses exactly what the engine
-// thread's own validation refuses, in its words: the two must not drift apart.
+// thread's own validation refuses, in its words (planSend runs precheckSend, then compiles waitFor).
 import { describe, expect, it } from 'vitest';
 import { resolveEngineConfig } from '../../../src/shared/config.js';
 import type { SendSpec } from '../../../src/shared/protocol.js';

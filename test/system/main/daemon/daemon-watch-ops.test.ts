@@ -3,8 +3,7 @@
 // own methods, against real bash.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createRemoteEngine, type RawChunk } from '../../../../dist/main/index.js';
-import { connectDaemonViewer } from '../../../../dist/main/worlds/daemon-viewer.js';
+import { connectDaemonViewer, createRemoteEngine, type RawChunk } from '../../../../dist/main/index.js';
 import { connectDaemonSocket } from '../../../../dist/main/worlds/remote-engine.js';
 import { BIN, scratchDirectory, startDaemonProcess } from '../../../support/daemon.js';
 import { until } from '../../../support/until.js';

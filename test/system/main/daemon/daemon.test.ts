@@ -6,6 +6,7 @@
 // environment as the spawn's base, and the detached TTL.
 import { execFileSync, spawn } from 'node:child_process';
 import {
+  chmodSync,
   chownSync,
   existsSync,
   lstatSync,
@@ -34,6 +35,32 @@ function socketIn(dir: string): string {
 /** An unconfined client of the daemon on `socket`. */
 function client(socket: string): Promise<RemoteEngine> {
   return createRemoteEngine({ socket });
+}
+
+/**
+ * Connects to `socket` as uid nobody and sends a hello: the first line the far side answers, or the
+ * connect error's code.
+ */
+function helloAsNobody(socket: string): Promise<string> {
+  const hello = JSON.stringify({ t: 'hello', protocol: { min: 1, max: 2 } });
+  const script = `const c=require('net').connect(${JSON.stringify(socket)});let got='';c.on('connect',()=>c.write(${JSON.stringify(`${hello}\n`)}));c.on('data',(d)=>{got+=d;const end=got.indexOf('\\n');if(end!==-1){console.log(got.slice(0,end));process.exit(0)}});c.on('end',()=>{console.log(got||'ended');process.exit(0)});c.on('error',(e)=>{console.log(e.code);process.exit(0)})`;
+  return new Promise<string>((resolve) => {
+    const child = spawn('setpriv', [
+      '--reuid',
+      String(NOBODY),
+      '--regid',
+      String(NOBODY),
+      '--clear-groups',
+      process.execPath,
+      '-e',
+      script,
+    ]);
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    child.once('close', () => resolve(out.trim()));
+  });
 }
 
 async function rejection(promise: Promise<unknown>): Promise<{ code?: string; message: string }> {
@@ -120,27 +147,29 @@ describe('the socket and its directory', () => {
   it('another uid cannot connect: the 0700 directory of the owner stands between it and the socket', async () => {
     const socket = socketIn(scratchDirectory(0o755));
     await startDaemonProcess(socket);
-    const attempt = (path: string) =>
-      new Promise<string>((resolve) => {
-        const script = `require('net').connect(${JSON.stringify(path)}).on('connect',()=>{console.log('connected');process.exit(0)}).on('error',(e)=>{console.log(e.code);process.exit(0)})`;
-        const child = spawn('setpriv', [
-          '--reuid',
-          String(NOBODY),
-          '--regid',
-          String(NOBODY),
-          '--clear-groups',
-          process.execPath,
-          '-e',
-          script,
-        ]);
-        let out = '';
-        child.stdout.on('data', (chunk: Buffer) => {
-          out += chunk.toString();
-        });
-        child.once('close', () => resolve(out.trim()));
-      });
-    expect(await attempt(socket)).toBe('EACCES');
+    expect(await helloAsNobody(socket)).toBe('EACCES');
     // The same uid connects (the check is of the uid, not of a broken socket).
+    const engine = await client(socket);
+    expect(await engine.list()).toEqual([]);
+    await engine.close();
+  });
+
+  it('a peer of another uid that reaches the socket anyway is refused by the daemon itself (SO_PEERCRED)', async () => {
+    const socket = socketIn(scratchDirectory(0o755));
+    const daemon = await startDaemonProcess(socket);
+    // What a loosened directory (or a socket passed on) would allow: the filesystem no longer stops it.
+    chmodSync(join(socket, '..'), 0o711);
+    chmodSync(socket, 0o777);
+    const answer = await helloAsNobody(socket);
+    const frame = JSON.parse(answer) as { t: string; error: { code: string; message: string } };
+    expect(frame.t).toBe('fatal');
+    expect(frame.error.code).toBe('TRANSPORT_CLOSED');
+    expect(frame.error.message).toContain(`its peer runs as uid ${NOBODY}`);
+    expect(daemon.stderr()).toMatch(
+      new RegExp(`refused a connection: its peer runs as uid ${NOBODY} \\(pid \\d+\\)`),
+    );
+    // The daemon's own uid is still served on the same socket (its client checks the directory too).
+    chmodSync(join(socket, '..'), 0o700);
     const engine = await client(socket);
     expect(await engine.list()).toEqual([]);
     await engine.close();

@@ -12,7 +12,19 @@ import { until } from '../../../support/until.js';
 const FIXTURE = new URL('../../../fixtures/orphan-foreground.py', import.meta.url).pathname;
 
 function stat(pid: number, pgrp: number, state = 'S'): ProcStat {
-  return { pid, comm: 'x', state, ppid: 1, pgrp, session: 1, ttyNr: 0, tpgid: pgrp, flags: 0, startTime: 1 };
+  return {
+    pid,
+    comm: 'x',
+    state,
+    ppid: 1,
+    pgrp,
+    session: 1,
+    ttyNr: 0,
+    tpgid: pgrp,
+    flags: 0,
+    threads: 1,
+    startTime: 1,
+  };
 }
 
 describe('foreground group as a signal target', () => {

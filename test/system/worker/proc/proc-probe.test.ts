@@ -38,7 +38,7 @@ function statLine(pid: number, comm: string, fields: Partial<Record<number, stri
 
 describe('parseProcStat', () => {
   it('reads the fields the engine uses', () => {
-    expect(parseProcStat(statLine(42, 'bash', { 3: 'T', 8: -1, 22: 123456 }))).toEqual({
+    expect(parseProcStat(statLine(42, 'bash', { 3: 'T', 8: -1, 20: 3, 22: 123456 }))).toEqual({
       pid: 42,
       comm: 'bash',
       state: 'T',
@@ -48,6 +48,7 @@ describe('parseProcStat', () => {
       ttyNr: 34816,
       tpgid: -1,
       flags: 4194560,
+      threads: 3,
       startTime: 123456,
     });
   });

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import { type IPty, spawn } from 'node-pty';
 import { afterEach, describe, expect, it } from 'vitest';
+import { HeldProcFiles } from '../../../../dist/worker/proc/proc-files.js';
 import {
   descendantsOf,
   isAlive,
@@ -27,6 +28,11 @@ interface Shell {
   term: IPty;
   rdev: number;
   exited: Promise<void>;
+  /**
+   * Descriptors held across every sample of this shell's life, as a session holds them: each scenario
+   * also shows that a held descriptor reads the present (prompt → job → its exit), never a past reading.
+   */
+  files: HeldProcFiles;
 }
 
 const shells: Shell[] = [];
@@ -45,13 +51,19 @@ async function spawnShell(): Promise<Shell> {
   });
   term.onData(() => undefined); // keep the pty drained
   const exited = new Promise<void>((resolve) => term.onExit(() => resolve()));
-  const shell = { term, rdev: fs.statSync((term as IPty & { ptsName: string }).ptsName).rdev, exited };
+  const rdev = fs.statSync((term as IPty & { ptsName: string }).ptsName).rdev;
+  const shell = { term, rdev, exited, files: new HeldProcFiles() };
   shells.push(shell);
   await until('bash at its prompt', () => shellWaiting(shell));
   return shell;
 }
 
 function sample(shell: Shell): ForegroundSample | undefined {
+  return sampleForeground(shell.term.pid, shell.term.pid, shell.rdev, process.arch, shell.files);
+}
+
+/** A sample opening every file afresh (no descriptor kept from one sample to the next). */
+function freshSample(shell: Shell): ForegroundSample | undefined {
   return sampleForeground(shell.term.pid, shell.term.pid, shell.rdev);
 }
 
@@ -85,14 +97,15 @@ async function runUntilWaiting(shell: Shell, command: string): Promise<ThreadWai
 /** Asserts that, over several samples, nothing in the foreground group waits on the terminal. */
 function expectNotWaiting(shell: Shell): void {
   for (let i = 0; i < STABLE_SAMPLES; i++) {
-    const current = sample(shell)!;
-    expect(current.anyWaiting).toBe(false);
+    expect(sample(shell)!.anyWaiting).toBe(false);
+    expect(freshSample(shell)!.anyWaiting).toBe(false);
   }
 }
 
 afterEach(async () => {
   for (const shell of shells.splice(0)) {
     const sid = shell.term.pid;
+    shell.files.close();
     for (const stat of descendantsOf(sid)) killQuietly(stat.pid);
     shell.term.kill('SIGKILL');
     await shell.exited;
@@ -126,6 +139,7 @@ describe.runIf(process.platform === 'linux')('stdin wait (real programs)', () =>
     const current = sample(shell)!;
     expect(current.tpgid).toBe(current.shellPgrp);
     expect(current.anyWaiting).toBe(true);
+    expect(freshSample(shell)!.members).toEqual(current.members);
     // The same wait seen against another device number is not a wait on "our" terminal.
     expect(inspectThreadStdinWait(shell.term.pid, shell.term.pid, shell.rdev + 1).verdict).toBe(
       'not_waiting',
@@ -241,6 +255,8 @@ describe.runIf(process.platform === 'linux')('stdin wait (real programs)', () =>
     await shell.exited;
     expect(readProcStat(pid)).toBeUndefined();
     expect(inspectThreadStdinWait(pid, pid, shell.rdev).verdict).toBe('unknown');
-    expect(sample(shell)).toBeUndefined();
+    expect(sample(shell)).toBeUndefined(); // its held descriptors fail: the shell is gone
+    expect(shell.files.size).toBe(0);
+    expect(freshSample(shell)).toBeUndefined();
   });
 });

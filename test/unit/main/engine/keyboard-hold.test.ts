@@ -128,6 +128,9 @@ it("refuses a held send's bad request at once, with the code it gets without a h
   const cases: Array<[SendSpec, string, RegExp]> = [
     [{ text: 'ls', waitFor: '' }, 'INVALID_ARGUMENT', /waitFor is empty/],
     [{ text: 'ls', waitFor: 7 as never }, 'INVALID_ARGUMENT', /waitFor must be a string/],
+    // Only the linear-time engine's compile finds these: refused now too, not when the hand-back comes.
+    [{ text: 'ls', waitFor: '(?<=a)b' }, 'INVALID_ARGUMENT', /not an expression the linear-time engine/],
+    [{ text: 'ls', waitFor: '\\pL{300}' }, 'INVALID_ARGUMENT', /instructions; at most 256/],
     [{ text: 'x'.repeat(65) }, 'INPUT_TOO_LARGE', /larger than the limit of 64 bytes/],
     [{ keys: ['Enter', 'NoSuchKey'] }, 'UNKNOWN_KEY', /unknown key "NoSuchKey" at keys\[1\]/],
     [{ text: 'ls', timeoutMs: -5 }, 'INVALID_ARGUMENT', /timeoutMs must be a positive integer/],

@@ -1,0 +1,85 @@
+/**
+ * Every timer of src/main and src/worker is owned by a disposable store (issue 24): armed through
+ * `DisposableStore.timeout`/`interval`/`immediate` or the store-owned waits `delay`/`withinMs` of
+ * src/shared/lifecycle.ts, so a closed owner cannot fire one and the thread's count of live ones
+ * (`liveOwnedResources`) sees it. This scans the source text for a bare `setTimeout(`, `setInterval(`,
+ * `setImmediate(` or an import of node's timers modules; a file may arm one only while it is listed in
+ * {@link NOT_YET_OWNED}, with the reason, and leaves the list once it no longer does.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = fileURLToPath(new URL('../../src', import.meta.url));
+
+/** Where timers are armed for their owners: the one place a bare timer belongs. */
+const LIFECYCLE = 'shared/lifecycle.ts';
+
+/**
+ * Files (relative to src/) that still arm a bare timer, and why they may for now. Each is someone
+ * else's part of issue 24; converting one means deleting its line here.
+ */
+const NOT_YET_OWNED: Record<string, string> = {
+  'worker/output-pipeline.ts': "the output turn's immediate: the output pipeline's helper owns it",
+  'worker/replies/terminal-replier.ts': "the replier's parse turn: the replies' helper owns it",
+  'worker/thread/heartbeat.ts': "the thread's beat interval: src/worker/thread is outside this change",
+  'worker/thread/engine-worker.ts':
+    "a task's last turn before its port closes: src/worker/thread is outside this change",
+  'worker/thread/thread-faults.ts': 'test-only fault injection: src/worker/thread is outside this change',
+};
+
+/** A bare timer call, or an import of node's timer functions (`setTimeout as delay` and the like). */
+const BARE_TIMER =
+  /\b(?:setTimeout|setInterval|setImmediate)\s*\(|from\s+['"](?:node:)?timers(?:\/promises)?['"]/;
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** `text` without its comments (a doc comment may name `setTimeout(0)`); `://` in a URL is kept. */
+function withoutComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
+}
+
+const codeOf = (file: string): string => withoutComments(readFileSync(file, 'utf8'));
+
+/** The files of src/main and src/worker whose code arms a bare timer, relative to src/. */
+function filesWithBareTimers(): string[] {
+  return ['main', 'worker']
+    .flatMap((folder) => sourceFiles(join(SRC, folder)))
+    .filter((file) => BARE_TIMER.test(codeOf(file)))
+    .map((file) => relative(SRC, file))
+    .sort();
+}
+
+describe('owned timers', () => {
+  it('no file of src/main or src/worker arms a bare timer unless it is listed with its reason', () => {
+    const unlisted = filesWithBareTimers().filter((file) => !(file in NOT_YET_OWNED));
+    expect(
+      unlisted,
+      'arm timers through a DisposableStore (src/shared/lifecycle.ts) of the object that owns them',
+    ).toEqual([]);
+  });
+
+  it('lists only files that still arm a bare timer', () => {
+    const bare = new Set(filesWithBareTimers());
+    const stale = Object.keys(NOT_YET_OWNED).filter((file) => !bare.has(file));
+    expect(stale, 'these no longer arm a bare timer: delete their entries').toEqual([]);
+  });
+
+  it('recognises a bare timer, and not one in a comment or a store call', () => {
+    expect(BARE_TIMER.test('const t = setTimeout(run, 5);')).toBe(true);
+    expect(BARE_TIMER.test('setImmediate (run)')).toBe(true);
+    expect(BARE_TIMER.test("import { setTimeout as delay } from 'node:timers/promises';")).toBe(true);
+    expect(BARE_TIMER.test("this.owned.timeout('label', 5, run); clearTimeout(t);")).toBe(false);
+    expect(
+      BARE_TIMER.test(withoutComments('/** parses on a later `setTimeout(0)` */\n// setImmediate(x)')),
+    ).toBe(false);
+    const file = join(SRC, LIFECYCLE);
+    expect(BARE_TIMER.test(codeOf(file))).toBe(true); // the store itself is where timers are armed
+  });
+});
