@@ -12,7 +12,6 @@ import { TerminalError } from '../shared/errors.js';
 import { assertInputWithinLimit } from '../shared/input-limit.js';
 import { encodeKeys, refuseSignallingInput, validateKeys } from '../shared/keys.js';
 import { DisposableOwner } from '../shared/lifecycle.js';
-import type { ProcessIdentity } from '../shared/proc-stat.js';
 import {
   type LaunchInfo,
   SETTLED_SENDS_KEPT,
@@ -61,11 +60,13 @@ import { HiddenInputVerdicts } from './readiness/hidden-input.js';
 import { createNonce } from './readiness/prompt-marker.js';
 import type { PromptCandidate } from './readiness/prompt-tracker.js';
 import type { ShellIdentity } from './readiness/readiness.js';
-import { type SendContext, SendOperation } from './readiness/send-operation.js';
+import { SendOperation } from './readiness/send-operation.js';
+import type { SendContext } from './readiness/send-ports.js';
 import { NOTHING_TO_WRITE, planSend } from './readiness/send-request.js';
 import { ReplyGate } from './replies/reply-gate.js';
+import { type LaunchedTerminal, launchedIn, type SessionPhase } from './session-phase.js';
 import { dialectNamed } from './shell/registry.js';
-import type { ShellDialect, ShellInstallation, StartupPhase } from './shell/shell-dialect.js';
+import type { ShellDialect, StartupPhase } from './shell/shell-dialect.js';
 
 /** How long close waits for node-pty's exit event after the tree is gone (it follows the socket close). */
 const EXIT_EVENT_WAIT_MS = 2_000;
@@ -102,26 +103,18 @@ export class SessionCore extends DisposableOwner {
   private readonly nonce = createNonce();
   /** The shell's dialect: argv, environment, startup phases, prompt and line editor (SPEC §8). */
   private readonly dialect: ShellDialect;
-  /** What the dialect prepared for this session (`plan()`); disposed by close. */
-  private installation: ShellInstallation | undefined;
+  /** Where the session is in its life; each phase carries what exists in it. */
+  private phase: SessionPhase = { kind: 'created' };
   /** Everything that happens to a byte after the pty hands it over. */
   private readonly pipeline: OutputPipeline;
   /** What each send sees of the session (readiness/send-operation.ts). */
   private readonly sendContext: SendContext;
   /** Where the previous result's output ended (continuity of output, SPEC §4.2). */
   private resultCursor: OutputMark;
-  private term: IPty | undefined;
-  private replyGate: ReplyGate | undefined;
-  private writer: PtyInputWriter | undefined;
-  private outputDrain: PtyOutputDrain | undefined;
-  private root: ProcessIdentity | undefined;
-  private ttyRdev = -1;
   /** The `/proc` descriptors samples re-read (src/worker/proc/proc-files.ts); closed by dispose. */
   private readonly procFiles = new HeldProcFiles();
-  private shellIdentity: ShellIdentity | undefined;
   /** The send slot: what may write to the terminal and receives the stream now (one at a time). */
   private slot: SendSlot | undefined;
-  private startupDeadline = 0;
   private readonly settledSends = new Map<number, SendOperation>();
   /** Whether each result's program waits for hidden input (SPEC §13), judged once per send. */
   private readonly hiddenInput = new HiddenInputVerdicts();
@@ -134,11 +127,6 @@ export class SessionCore extends DisposableOwner {
   };
   /** The session's cgroups (SPEC §4.6, §4.8), when any could be created; removed by a successful close. */
   private cgroups: SessionCgroups | undefined;
-  private readonly exited: Promise<void>;
-  private markExited!: () => void;
-  private closing = false;
-  /** When the replier last wrote a terminal reply (readiness gives the reader time to take it). */
-  private lastReplyAt = Number.NEGATIVE_INFINITY;
   private readonly closeAttempt = new RetryableAttempt<SessionOutcome>();
   /** Planned teardown failures (tests only, through the internal test entry). */
   private readonly teardownFaults: TeardownFaults | undefined;
@@ -164,8 +152,8 @@ export class SessionCore extends DisposableOwner {
         live,
         // Replies go through the gate (made at launch: before it there is no output to answer).
         replies: {
-          offer: (data, markersBefore) => this.replyGate?.offer(data, markersBefore),
-          markerParsed: () => this.replyGate?.markerParsed(),
+          offer: (data, markersBefore) => this.launched?.replyGate.offer(data, markersBefore),
+          markerParsed: () => this.launched?.replyGate.markerParsed(),
         },
         listener: () => this.slot?.op,
       }),
@@ -176,9 +164,11 @@ export class SessionCore extends DisposableOwner {
     this.finished = new Promise((resolve) => {
       this.resolveFinished = resolve;
     });
-    this.exited = new Promise((resolve) => {
-      this.markExited = resolve;
-    });
+  }
+
+  /** The launched terminal, from launch on (through close); undefined before. */
+  private get launched(): LaunchedTerminal | undefined {
+    return launchedIn(this.phase);
   }
 
   /**
@@ -186,14 +176,15 @@ export class SessionCore extends DisposableOwner {
    * this session, made now, so the host can let a confined shell read them.
    */
   plan(): ShellPlan {
-    if (this.installation !== undefined) throw new TerminalError('INTERNAL', 'session already planned');
+    if (this.phase.kind !== 'created') throw new TerminalError('INTERNAL', 'session already planned');
     const { config } = this.spec;
     const argv =
       config.shellPath === undefined
         ? this.dialect.defaultArgv()
         : [config.shellPath, ...(config.shellArgs ?? [])];
-    this.installation = this.dialect.install(this.nonce);
-    return { argv, readablePaths: [...this.installation.readablePaths] };
+    const installation = this.dialect.install(this.nonce);
+    this.phase = { kind: 'planned', installation };
+    return { argv, readablePaths: [...installation.readablePaths] };
   }
 
   /**
@@ -201,9 +192,9 @@ export class SessionCore extends DisposableOwner {
    * collecting startup output. Synchronous: node-pty's spawn is.
    */
   launch(argv: string[]): LaunchInfo {
-    if (this.term !== undefined) throw new TerminalError('INTERNAL', 'session already launched');
-    const installation = this.installation;
-    if (installation === undefined) throw new TerminalError('INTERNAL', 'launch before plan');
+    if (this.phase.kind === 'created') throw new TerminalError('INTERNAL', 'launch before plan');
+    if (this.phase.kind !== 'planned') throw new TerminalError('INTERNAL', 'session already launched');
+    const { installation } = this.phase;
     const { spec } = this;
     const file = argv[0];
     if (file === undefined) throw new TerminalError('SPAWN_FAILED', 'empty argv');
@@ -223,8 +214,8 @@ export class SessionCore extends DisposableOwner {
       limits: this.cgroups?.limits ?? unenforcedLimits(NO_PLACEMENT_REASON),
     };
     // Linux: the launcher also gives the shell its OOM score (SPEC §4.8), cgroups or not.
-    const launched = LAUNCHER_PLATFORM ? launcherArgv(this.cgroups?.procsFiles ?? [], argv) : argv;
-    const [spawnFile, ...spawnArgs] = launched;
+    const launcherWrapped = LAUNCHER_PLATFORM ? launcherArgv(this.cgroups?.procsFiles ?? [], argv) : argv;
+    const [spawnFile, ...spawnArgs] = launcherWrapped;
     let term: IPty;
     try {
       term = nodePty.spawn(spawnFile!, spawnArgs, {
@@ -238,7 +229,6 @@ export class SessionCore extends DisposableOwner {
       this.removeEmptyCgroup();
       throw new TerminalError('SPAWN_FAILED', `could not start ${file}: ${String(error)}`, { cause: error });
     }
-    this.term = term;
     const extras = term as unknown as UnixPtyExtras;
     if (typeof extras.fd !== 'number' || typeof extras.ptsName !== 'string') {
       term.kill('SIGKILL');
@@ -261,15 +251,15 @@ export class SessionCore extends DisposableOwner {
           'version it depends on (`npm rebuild node-pty agent-pty` rebuilds both)',
       );
     }
+    const fd = extras.fd;
     // Readiness gives a reader REPLY_GRACE_MS from when a reply reached the kernel to take it.
     const writer = new PtyInputWriter(
-      extras.fd,
+      fd,
       () => {
-        this.lastReplyAt = performance.now();
+        launched.lastReplyAt = performance.now();
       },
       (fdFlags & FDINFO_NONBLOCK) !== 0,
     );
-    this.writer = writer;
     this.owned.own('pty input writer', () => writer.close());
     // Once node-pty closed the fd, its number may be reused by another file: write nothing more.
     // node-pty's removeListener('close') looks on the socket, not where 'close' listeners are kept:
@@ -281,40 +271,58 @@ export class SessionCore extends DisposableOwner {
     this.owned.own('pty close listener', () => {
       closeListened = false;
     });
-    this.outputDrain = new PtyOutputDrain(extras.fd, nodePtyReadStream(term));
-    this.ttyRdev = statSync(extras.ptsName).rdev;
-    this.root = identityOf(term.pid) ?? { pid: term.pid, startTime: -1 };
+    const outputDrain = new PtyOutputDrain(fd, nodePtyReadStream(term));
+    const ttyRdev = statSync(extras.ptsName).rdev;
+    const root = identityOf(term.pid) ?? { pid: term.pid, startTime: -1 };
     const pipeline = this.pipeline;
     const gate = new ReplyGate({
       flushOutput: () => pipeline.flush(),
       replierBusy: () => pipeline.parsingPending,
       markersParsed: () => pipeline.markersParsed,
       sample: () => this.sampleNow(),
-      isShellLineEditorWait: (wait) => this.isShellLineEditorWait(wait),
+      isShellLineEditorWait: (wait) => this.isShellLineEditorWait(launched, wait),
       write: (data) => {
         if (this.exitStatus.kind !== 'running' || !writer.writeReply(data)) return false;
-        this.lastReplyAt = performance.now();
+        launched.lastReplyAt = performance.now();
         return true;
       },
     });
-    this.replyGate = this.owned.add(gate);
-    // One deadline covers the whole startup, however many phases the dialect needs (SPEC §8). The
-    // first phase starts now, so it collects from the shell's very first byte.
-    this.startupDeadline = performance.now() + spec.config.timeoutMs;
+    this.owned.add(gate);
+    let markExited!: () => void;
+    const exited = new Promise<void>((resolve) => {
+      markExited = resolve;
+    });
+    const launched: LaunchedTerminal = {
+      term,
+      fd,
+      root,
+      ttyRdev,
+      writer,
+      outputDrain,
+      replyGate: gate,
+      // One deadline covers the whole startup, however many phases the dialect needs (SPEC §8).
+      startupDeadline: performance.now() + spec.config.timeoutMs,
+      exited,
+      markExited,
+      shellIdentity: undefined,
+      lastReplyAt: Number.NEGATIVE_INFINITY,
+    };
+    this.phase = { kind: 'launched', installation, launched };
+    // The first phase starts now, so it collects from the shell's very first byte.
     const [firstPhase] = installation.startup;
     if (firstPhase === undefined)
       throw new TerminalError('INTERNAL', `dialect ${spec.dialect} has no startup`);
-    this.startPhase(firstPhase);
+    this.startPhase(firstPhase, launched.startupDeadline);
     pipeline.attach({ pause: () => term.pause(), resume: () => term.resume() });
     const dataListener = term.onData((chunk) => pipeline.write(chunk));
     this.owned.own('pty data listener', () => dataListener.dispose());
     const exitListener = term.onExit(({ exitCode, signal }) => {
       // Never tear anything down inside node-pty's exit callback (SPEC §2): defer to a fresh tick.
-      this.owned.immediate('pty exit handling', () => this.onExit(exitCode, signal));
+      this.owned.immediate('pty exit handling', () => this.onExit(launched, exitCode, signal));
     });
     this.owned.own('pty exit listener', () => exitListener.dispose());
     return {
-      identity: this.root,
+      identity: root,
       ttyPath: extras.ptsName,
       threadId,
       cgroupDir: this.cgroups?.containment?.dir,
@@ -328,27 +336,29 @@ export class SessionCore extends DisposableOwner {
    */
   async awaitStartup(): Promise<{ motd: string; shellPid: number }> {
     const first = this.slot?.kind === 'startup' ? this.slot.op : undefined;
-    if (first === undefined || this.installation === undefined) {
+    const launched = this.launched;
+    if (first === undefined || this.phase.kind !== 'launched' || launched === undefined) {
       throw new TerminalError('INTERNAL', 'awaitStartup before launch');
     }
+    const { installation } = this.phase;
     const ready = this.checkStartup(await first.done);
-    for (const phase of this.installation.startup.slice(1)) {
-      this.checkStartup(await this.startPhase(phase).done);
+    for (const phase of installation.startup.slice(1)) {
+      this.checkStartup(await this.startPhase(phase, launched.startupDeadline).done);
     }
     this.slot = undefined;
     this.resultCursor = this.pipeline.output.mark(); // the MOTD is the startup's; results start after it
     // The startup's prompt identified the shell (a confined one below the sandbox launcher, by the
     // namespace pid its marker carries); the pty child stands in only if no marker ever named it.
-    return { motd: ready.viewport, shellPid: this.shellIdentity?.pid ?? this.root!.pid };
+    return { motd: ready.viewport, shellPid: launched.shellIdentity?.pid ?? launched.root.pid };
   }
 
   /** Starts a startup phase under the one startup deadline. */
-  private startPhase(phase: StartupPhase): SendOperation {
+  private startPhase(phase: StartupPhase, deadlineAt: number): SendOperation {
     const op = new SendOperation(this.sendContext, {
       text: phase.text,
       submit: phase.submit,
       readiness: phase.readiness,
-      deadlineAt: this.startupDeadline,
+      deadlineAt,
     });
     this.slot = { kind: 'startup', op };
     void op.start();
@@ -455,7 +465,7 @@ export class SessionCore extends DisposableOwner {
 
   /** The terminal's ICANON/ECHO now, read from the master (undefined once it is gone). */
   private localFlags(): TerminalLocalFlags | undefined {
-    const fd = (this.term as UnixPtyExtras | undefined)?.fd;
+    const fd = this.launched?.fd;
     if (fd === undefined || this.exitStatus.kind === 'exited') return undefined;
     try {
       return readTerminalLocalFlags(fd);
@@ -491,8 +501,9 @@ export class SessionCore extends DisposableOwner {
     this.assertOpen();
     if (this.exitStatus.kind === 'exited') throw new TerminalError('SESSION_CLOSED', 'the shell has exited');
     const target = this.foregroundGroup(signal);
-    const shellGroup = this.shellIdentity?.pgrp ?? this.root?.pid;
-    if (signal === 'SIGKILL' && (target === shellGroup || target === this.root?.pid)) {
+    const launched = this.launched;
+    const shellGroup = launched?.shellIdentity?.pgrp ?? launched?.root.pid;
+    if (signal === 'SIGKILL' && (target === shellGroup || target === launched?.root.pid)) {
       throw new TerminalError(
         'SIGNAL_REFUSED',
         "SIGKILL would kill the session's own shell; close the session instead",
@@ -515,7 +526,7 @@ export class SessionCore extends DisposableOwner {
   resize(size: TerminalSize): void {
     assertTerminalSize(size, this.spec.config.maxScreenCells);
     this.assertOpen();
-    const term = this.term;
+    const term = this.launched?.term;
     if (term === undefined || this.exitStatus.kind === 'exited') {
       throw new TerminalError('SESSION_CLOSED', 'the shell has exited');
     }
@@ -539,7 +550,7 @@ export class SessionCore extends DisposableOwner {
    */
   async writePersonInput(data: string): Promise<void> {
     this.assertOpen();
-    const writer = this.writer;
+    const writer = this.launched?.writer;
     if (writer === undefined || this.exitStatus.kind === 'exited') {
       throw new TerminalError('SESSION_CLOSED', 'the shell has exited');
     }
@@ -569,7 +580,14 @@ export class SessionCore extends DisposableOwner {
    * against the live process table.
    */
   close(reason = 'closed', graceMs?: number): Promise<SessionOutcome> {
-    this.closing = true;
+    const phase = this.phase;
+    if (phase.kind !== 'closing') {
+      this.phase = {
+        kind: 'closing',
+        installation: phase.kind === 'created' ? undefined : phase.installation,
+        launched: phase.kind === 'launched' ? phase.launched : undefined,
+      };
+    }
     const grace = Math.min(this.spec.config.disposeGraceMs, graceMs ?? Number.POSITIVE_INFINITY);
     return this.closeAttempt.run(() => this.runClose(reason, Math.max(0, grace)));
   }
@@ -584,15 +602,16 @@ export class SessionCore extends DisposableOwner {
     const kill = this.teardownFaults?.nextKill();
     // Fault injection swallows every kill of the attempt, the container's included.
     const killContainer = kill === undefined ? this.containerKill() : undefined;
-    if (this.root !== undefined) {
-      await teardownProcessTree(this.root, { graceMs, kill, killContainer });
-      await this.waitForExitEvent();
+    const launched = this.launched;
+    if (launched !== undefined) {
+      await teardownProcessTree(launched.root, { graceMs, kill, killContainer });
+      await this.waitForExitEvent(launched.exited);
     } else {
       await killContainer?.(); // a launch that failed after the cgroup was made
     }
     if (killContainer !== undefined) this.cgroups?.remove();
     op?.sessionExited();
-    this.installation?.dispose();
+    if (this.phase.kind === 'closing') this.phase.installation?.dispose();
     this.dispose(); // the replier, the live stream, the pty's listeners and every timer left
     const outcome: SessionOutcome = { status: this.exitStatus, reason };
     this.resolveFinished(outcome);
@@ -616,23 +635,25 @@ export class SessionCore extends DisposableOwner {
     this.cgroups = undefined;
   }
 
-  private async waitForExitEvent(): Promise<void> {
+  private async waitForExitEvent(exited: Promise<void>): Promise<void> {
     let timer: Disposable | undefined;
     const bound = new Promise<void>((resolve) => {
       timer = this.owned.timeout('exit event wait', EXIT_EVENT_WAIT_MS, resolve);
     });
-    await Promise.race([this.exited, bound]);
+    await Promise.race([exited, bound]);
     timer?.dispose();
   }
 
   /** Nothing more is written to the terminal: held replies are dropped, pending input is cancelled. */
   private stopWriting(): void {
-    this.replyGate?.dispose();
-    this.writer?.close();
-    this.outputDrain?.close();
+    const launched = this.launched;
+    if (launched === undefined) return;
+    launched.replyGate.dispose();
+    launched.writer.close();
+    launched.outputDrain.close();
   }
 
-  private onExit(exitCode: number, signal: number | undefined): void {
+  private onExit(launched: LaunchedTerminal, exitCode: number, signal: number | undefined): void {
     this.stopWriting();
     this.pipeline.flush(); // output read before the exit belongs to the session (and its send)
     this.exitStatus = {
@@ -642,21 +663,18 @@ export class SessionCore extends DisposableOwner {
       containment: this.exitStatus.containment,
       limits: this.exitStatus.limits,
     };
-    this.markExited();
-    if (this.closing) return; // close() settles the send after its teardown
+    launched.markExited();
+    if (this.phase.kind === 'closing') return; // close() settles the send after its teardown
     // The shell exited on its own: clean up what it left behind, then report session_exit.
     const op = this.slot?.op;
-    const root = this.root;
     void (async () => {
-      if (root !== undefined) {
-        try {
-          await teardownProcessTree(root, {
-            graceMs: this.spec.config.disposeGraceMs,
-            killContainer: this.containerKill(),
-          });
-        } catch {
-          // Leftovers that survive here are retried by close(), which reports the failure.
-        }
+      try {
+        await teardownProcessTree(launched.root, {
+          graceMs: this.spec.config.disposeGraceMs,
+          killContainer: this.containerKill(),
+        });
+      } catch {
+        // Leftovers that survive here are retried by close(), which reports the failure.
       }
       op?.sessionExited();
     })();
@@ -670,7 +688,7 @@ export class SessionCore extends DisposableOwner {
   }
 
   private assertOpen(): void {
-    if (this.closing) throw new TerminalError('SESSION_CLOSED', 'the session is closed');
+    if (this.phase.kind === 'closing') throw new TerminalError('SESSION_CLOSED', 'the session is closed');
   }
 
   /**
@@ -679,7 +697,8 @@ export class SessionCore extends DisposableOwner {
    * signal never goes to a guessed group.
    */
   private foregroundGroup(signal: SignalName): number {
-    const target = this.root === undefined ? undefined : verifiedForegroundGroup(this.root.pid);
+    const root = this.launched?.root;
+    const target = root === undefined ? undefined : verifiedForegroundGroup(root.pid);
     if (target === undefined) {
       throw new TerminalError(
         'SIGNAL_FAILED',
@@ -697,7 +716,7 @@ export class SessionCore extends DisposableOwner {
       terminal: {
         drainReplies: async () => {
           await this.pipeline.whenParsed();
-          await this.replyGate?.whenSettled();
+          await this.launched?.replyGate.whenSettled();
         },
         writeInput: (data, isCancelled) => this.writeToTerminal(data, isCancelled),
         interrupt: () => {
@@ -705,15 +724,15 @@ export class SessionCore extends DisposableOwner {
           process.kill(-target, 'SIGINT');
           return target;
         },
-        lastReplyAt: () => this.lastReplyAt,
+        lastReplyAt: () => this.launched?.lastReplyAt ?? Number.NEGATIVE_INFINITY,
       },
       probe: {
         sample: (): ForegroundSample | undefined => {
-          const root = this.root;
-          if (root === undefined || this.exitStatus.kind === 'exited') return undefined;
+          const launched = this.launched;
+          if (launched === undefined || this.exitStatus.kind === 'exited') return undefined;
           // A program waiting for our reply to its terminal query (PSReadLine's cursor-position request)
           // is blocked on stdin, but not for the user: sample only while no reply is pending.
-          if (this.pipeline.parsingPending || this.replyGate?.pending || this.writer?.repliesPending)
+          if (this.pipeline.parsingPending || launched.replyGate.pending || launched.writer.repliesPending)
             return undefined;
           return this.sampleNow();
         },
@@ -730,8 +749,8 @@ export class SessionCore extends DisposableOwner {
         },
         flush: () => this.pipeline.flush(),
         drain: (): DrainOutcome => {
-          if (this.exitStatus.kind === 'exited' || this.closing) return 'unavailable';
-          return this.outputDrain?.drain() ?? 'unavailable';
+          if (this.exitStatus.kind === 'exited' || this.phase.kind !== 'launched') return 'unavailable';
+          return this.phase.launched.outputDrain.drain();
         },
       },
     };
@@ -742,30 +761,28 @@ export class SessionCore extends DisposableOwner {
    * is true). Replies the terminal model makes go through the gate, not here.
    */
   private writeToTerminal(data: string, isCancelled: () => boolean): Promise<WriteOutcome> {
-    if (this.writer === undefined) return Promise.reject(new Error('no terminal'));
-    return this.writer.write(data, isCancelled);
+    const writer = this.launched?.writer;
+    if (writer === undefined) return Promise.reject(new Error('no terminal'));
+    return writer.write(data, isCancelled);
   }
 
   /**
    * Whether `wait` is the shell in its own line editor, which does not read terminal replies; never
    * when the dialect's line editor asks the terminal questions itself.
    */
-  private isShellLineEditorWait(wait: ThreadWait): boolean {
+  private isShellLineEditorWait(launched: LaunchedTerminal, wait: ThreadWait): boolean {
     if (this.dialect.lineEditorQueriesTerminal) return false;
-    return wait.pid === (this.shellIdentity?.pid ?? this.root?.pid) && this.dialect.isLineEditorWait(wait);
+    return (
+      wait.pid === (launched.shellIdentity?.pid ?? launched.root.pid) && this.dialect.isLineEditorWait(wait)
+    );
   }
 
   /** A sample of the terminal's foreground group now; undefined once the shell is gone. */
   private sampleNow(): ForegroundSample | undefined {
-    const root = this.root;
-    if (root === undefined || this.exitStatus.kind === 'exited') return undefined;
-    return sampleForeground(
-      root.pid,
-      this.shellIdentity?.pid ?? root.pid,
-      this.ttyRdev,
-      process.arch,
-      this.procFiles,
-    );
+    const launched = this.launched;
+    if (launched === undefined || this.exitStatus.kind === 'exited') return undefined;
+    const { root, shellIdentity, ttyRdev } = launched;
+    return sampleForeground(root.pid, shellIdentity?.pid ?? root.pid, ttyRdev, process.arch, this.procFiles);
   }
 
   /**
@@ -783,9 +800,8 @@ export class SessionCore extends DisposableOwner {
         ? { pid, command: stat.comm }
         : undefined;
     };
-    return (
-      alive(readerPid) ?? alive(this.root === undefined ? undefined : verifiedForegroundGroup(this.root.pid))
-    );
+    const root = this.launched?.root;
+    return alive(readerPid) ?? alive(root === undefined ? undefined : verifiedForegroundGroup(root.pid));
   }
 
   /**
@@ -796,18 +812,19 @@ export class SessionCore extends DisposableOwner {
    * this uses the host pid found; unconfined, the two are the same number.
    */
   private resolveShell(candidate?: PromptCandidate): ShellIdentity | undefined {
-    if (this.shellIdentity !== undefined || candidate === undefined || this.root === undefined) {
-      return this.shellIdentity;
+    const launched = this.launched;
+    if (launched === undefined || launched.shellIdentity !== undefined || candidate === undefined) {
+      return launched?.shellIdentity;
     }
-    const stat = findByNamespacePid(this.root.pid, candidate.shellPid);
+    const stat = findByNamespacePid(launched.root.pid, candidate.shellPid);
     if (stat === undefined) return undefined;
-    this.shellIdentity = {
+    launched.shellIdentity = {
       pid: stat.pid,
       pgrp: stat.pgrp,
       markerPid: candidate.shellPid,
       isLineEditorWait: this.dialect.isLineEditorWait,
     };
-    return this.shellIdentity;
+    return launched.shellIdentity;
   }
 }
 

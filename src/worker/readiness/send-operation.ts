@@ -1,8 +1,9 @@
 /**
  * One send's whole lifecycle (SPEC §4.2, §4.4): the write, the readiness evidence gathered after it, the
- * wait bound, the silence tier, `waitFor`, the probe timer, cancellation and the output slice. The
- * session holds at most one. Its state is a closed union, and every timer it arms is registered with
- * its store, which is disposed on settle: a settled send arms nothing more.
+ * wait bound, the silence tier, `waitFor`, the probe timer, cancellation (send-cancellation.ts) and the
+ * output slice. The session holds at most one. Its state is a closed union whose variants carry their
+ * data (the evidence of send-evidence.ts), and every timer it arms is registered with its store, which is
+ * disposed on settle: a settled send arms nothing more.
  *
  * How a send settles, where the exact tier works (Linux x86-64/arm64):
  * - `stdin_read`: the shell's verified prompt, or a thread of the session newly blocked reading the
@@ -14,20 +15,12 @@
  *   not be read then. Silence alone never settles anything else.
  * Without the exact tier the silence bound settles `inferred_idle` as before.
  */
-import type { EngineConfig } from '../../shared/config.js';
 import { TerminalError } from '../../shared/errors.js';
 import { DisposableOwner, DisposableSlot } from '../../shared/lifecycle.js';
-import type {
-  CappedWait,
-  ForegroundProcess,
-  SendOutputDelta,
-  SessionStatus,
-  TerminalSendResult,
-  WaitReason,
-} from '../../shared/types.js';
-import type { OutputMark, OutputWindow } from '../output/output-window.js';
+import type { CappedWait, SendOutputDelta, TerminalSendResult, WaitReason } from '../../shared/types.js';
+import type { OutputMark } from '../output/output-window.js';
 import type { ForegroundSample } from '../proc/stdin-wait.js';
-import { SLICE_BYTES, type WriteOutcome } from '../pty/pty-input-writer.js';
+import { SLICE_BYTES } from '../pty/pty-input-writer.js';
 import type { DrainOutcome } from '../pty/pty-output-drain.js';
 import type { PromptCandidate, PromptTracker } from './prompt-tracker.js';
 import {
@@ -35,11 +28,19 @@ import {
   judgeReadiness,
   noteLeftWait,
   type ReadinessVerdict,
-  type ShellIdentity,
   shellHoldsPartialLine,
-  type WaitBaseline,
 } from './readiness.js';
 import { CALLER_SEND, type ReadinessPolicy } from './readiness-policy.js';
+import { SendCancellation, type SendWrite } from './send-cancellation.js';
+import { nextQuietRun, OutputEvidence, processRunsOf, type WriteBoundary } from './send-evidence.js';
+import type { SendContext } from './send-ports.js';
+import {
+  type OutputReaction,
+  type ProbeSchedule,
+  REACTION_URGENCY,
+  type SendState,
+  type Waiting,
+} from './send-state.js';
 import { PatternWatch, type WaitPattern } from './wait-pattern.js';
 
 /** Probe delays after output, in ms: a program that just printed its prompt blocks within microseconds,
@@ -54,9 +55,6 @@ const PROBE_BACKOFF_MS = [1, 2, 4, 8, 16, 32];
  * only a drain, not a shorter window, makes this fast.
  */
 const STDIN_CONFIRM_MS = 3;
-
-/** How long a half-typed line must sit at the prompt, output-free, before a cancel clears it. */
-const RESIDUE_CONFIRM_MS = 20;
 
 /**
  * How long probes run on consecutive event-loop turns after a prompt candidate (or a burst of output),
@@ -99,65 +97,6 @@ const PENDING_INPUT_CONFIRM_MS = 15;
  */
 const REPLY_GRACE_MS = 30;
 
-/**
- * What a send needs from its session: three narrow ports and two settings. Built once per session;
- * every member reads the session's state when called.
- */
-export interface SendContext {
-  readonly config: EngineConfig;
-  /** Whether `/proc` wait probes work here (Linux, a known syscall table); without them silence decides. */
-  readonly exactTier: boolean;
-  /** Where the send's input and signals go. */
-  readonly terminal: TerminalPort;
-  /** What the kernel says about the session's processes. */
-  readonly probe: ProbePort;
-  /** The session's output as the pipeline processed it. */
-  readonly output: OutputPort;
-}
-
-/** The terminal, for writing: replies first, then the caller's input; signals to its foreground. */
-export interface TerminalPort {
-  /** Resolves once terminal replies queued so far are written (replies go before caller input). */
-  drainReplies(): Promise<void>;
-  /** Writes caller input; stops before the next slice once `isCancelled()` is true. */
-  writeInput(data: string, isCancelled: () => boolean): Promise<WriteOutcome>;
-  /** Sends SIGINT to the foreground process group; returns the group. Throws on failure. */
-  interrupt(): number;
-  /** When the terminal replier last wrote a reply into the pty (`performance.now()` ms; -Infinity: never). */
-  lastReplyAt(): number;
-}
-
-/** `/proc`: the foreground, the shell, the session's status. */
-export interface ProbePort {
-  /** Samples the foreground process group; undefined when it cannot be read. */
-  sample(): ForegroundSample | undefined;
-  /** The session's shell, when known. During startup it may be resolved from a prompt candidate. */
-  shell(candidate?: PromptCandidate): ShellIdentity | undefined;
-  /** What holds the terminal: `readerPid` when given and alive, else the foreground group's leader. */
-  foreground(readerPid?: number): ForegroundProcess | undefined;
-  /** Current shell status. */
-  status(): SessionStatus;
-}
-
-/** The output read so far, and how to make sure all of it was read. */
-export interface OutputPort {
-  /** The session's prompt evidence (fed by the pipeline all the time; reset at a write boundary). */
-  readonly prompt: PromptTracker;
-  /** The session's output, read from marks (the send's viewport and deltas). */
-  readonly window: OutputWindow;
-  /** Where the previous result's output ended: this send's result starts there (continuity, SPEC §4.2). */
-  resultCursor(): OutputMark;
-  /** Moves the continuity cursor to where this send's result ended. */
-  advanceResultCursor(mark: OutputMark): void;
-  /** Processes output already read from the pty but not yet through the pipeline. */
-  flush(): void;
-  /**
-   * Reads what the kernel still holds of the pty's output into the pipeline (processed on a later turn):
-   * `empty` proves that every byte the pty produced before this call has been read (pty-output-drain.ts).
-   */
-  drain(): DrainOutcome;
-}
-
 /** Options of one send. */
 export interface SendOptions {
   /** Text to type; empty for startup and for a wait-only send. */
@@ -176,38 +115,9 @@ export interface SendOptions {
   deadlineAt?: number;
 }
 
-/** States of a send; each carries what belongs to it. */
-type SendState =
-  /** Terminal replies are drained before the caller's input. */
-  | { kind: 'draining' }
-  /** The input is being written. */
-  | { kind: 'writing' }
-  /** Gathering evidence; `since` is when the write finished (or the send began, without input). */
-  | { kind: 'waiting'; since: number }
-  | { kind: 'settled' };
-
-/** A readiness verdict waiting out its confirm window. */
-interface PendingConfirm {
-  kind: 'prompt' | 'stdin_wait';
-  tid: number;
-  switches: number | undefined;
-  tpgid: number;
-  outputSeq: number;
-  /** Run counters of the reader's process when first seen: none of its threads may run meanwhile. */
-  processRuns: string;
-}
-
-/** Whether the foreground group ran while the pty was quiet (the silence tier's "nothing ran" test). */
-interface QuietRun {
-  /** Run counters of every foreground thread, as last seen. */
-  runs: string;
-  /** When they last changed (or output arrived). */
-  since: number;
-}
-
 /**
- * One send. Feed it the sanitized stream (`text`, `newline`, `textBlock`, `rewriteLine`, `markerArrived`)
- * and call `endOfChunk()` after each processed pty chunk, with or without text in it.
+ * One send (the pipeline's `OutputListener` while it holds the slot). The pipeline feeds it the sanitized stream (`text`, `newline`, `textBlock`, `rewriteLine`,
+ * `markerArrived`) and calls `endOfChunk()` after each processed pty chunk, with or without text in it.
  */
 export class SendOperation extends DisposableOwner {
   /** Settles exactly once with the send's result (or rejects on a write/signal transport failure). */
@@ -215,65 +125,26 @@ export class SendOperation extends DisposableOwner {
   /** Resolves once neither a write nor a cancel signal of this send can still happen (slot release). */
   readonly quiesced: Promise<void>;
 
-  private state: SendState = { kind: 'draining' };
+  private state: SendState;
   private readonly startedAt = performance.now();
   private readonly tracker: PromptTracker;
   /** What may settle this send. */
   private readonly policy: ReadinessPolicy;
   /** A caller's send without input: no write boundary, any wait already there is readiness. */
   private readonly waitOnly: boolean;
-  /** This send presses Enter after its input (see {@link lineEndSeen}). */
+  /** This send presses Enter after its input (see {@link OutputEvidence.lineEndSeen}). */
   private readonly submitsInput: boolean;
+  /** The input is longer than one write slice or holds several lines (see LARGE_WRITE_BYTES). */
+  private readonly largeInput: boolean;
   /** Where this send's result starts (the previous result's end). */
   private readonly resultMark: OutputMark;
+  /** Where the next `readOutput` starts (the reader's cursor; moves in every state). */
   private deltaMark: OutputMark;
-  private baseline: WaitBaseline | undefined;
-  private readonly leftWait = new Set<number>();
   private readonly watch: PatternWatch | undefined;
-  private hadOutput = false;
-  /**
-   * A line end arrived since the write boundary. The shell waiting in its line editor proves a wait
-   * (a continuation prompt, `read -e`) only after the echo of this send's Enter: the kernel may hand the
-   * typed text to the shell before its final `\r`, and the shell then waits in its line editor for the
-   * rest — with nothing run yet.
-   */
-  private lineEndSeen = false;
-  private outputSeq = 0;
-  private cancelRequested = false;
-  private interruptsSent = 0;
-  private outputPending = false;
-  private residueSeen: { outputSeq: number; at: number } | undefined;
-  /**
-   * Last sanitized output (text, line ends, our marker). None yet counts as a pause: the first output of
-   * a send (the echo of its input, a prompt) is a burst whose writer may block moments later, so it is
-   * probed on the next turns rather than after QUIET_PROBE_MS (which cost `read x` a millisecond).
-   */
-  private lastOutputAt = Number.NEGATIVE_INFINITY;
-  /** Last pty bytes of any kind: silence is measured on these (rule 5), not on sanitized text. */
-  private lastByteAt = 0;
-  private quietRun: QuietRun = { runs: '', since: 0 };
-  private probeDueAt = Number.POSITIVE_INFINITY;
+  private readonly cancellation: SendCancellation;
   /** The next probe on a timer, or on the next turn of the event loop: at most one is armed. */
   private readonly probeTimer = this.owned.add(new DisposableSlot());
   private readonly probeImmediate = this.owned.add(new DisposableSlot());
-  /** Until when probes may run on consecutive event-loop turns (see SPIN_PROBE_MS). */
-  private spinUntil = 0;
-  /** Output characters processed since the current spin began (see SPIN_MAX_CHARS). */
-  private spinChars = 0;
-  private readinessStopped = false;
-  private inputMayBePending: boolean;
-  /**
-   * Nothing read the terminal at the write boundary: the shell prints a prompt for what ran before
-   * (a job that ended, a loop a SIGINT stopped, with its status) before it reads this input, so the
-   * first new prompt after the boundary is never this input's. Only a later one is. (Should the shell
-   * have read the input at once after all, its prompt is skipped and its line editor's wait proves
-   * readiness, without an exit code: slower to report, never early.)
-   */
-  private typedAhead = false;
-  private confirm: PendingConfirm | undefined;
-  private probeStep = 0;
-  private writeDone: Promise<WriteOutcome | 'failed'> = Promise.resolve('written');
-  private cancelDone: Promise<void> = Promise.resolve();
   private resolveDone!: (result: TerminalSendResult) => void;
   private rejectDone!: (error: unknown) => void;
 
@@ -286,20 +157,22 @@ export class SendOperation extends DisposableOwner {
     this.policy = options.readiness ?? CALLER_SEND;
     this.waitOnly = !this.policy.startup && options.text === '' && !options.submit;
     this.submitsInput = !this.policy.startup && options.submit;
-    this.inputMayBePending =
+    this.largeInput =
       Buffer.byteLength(options.text) + (options.submit ? 1 : 0) > LARGE_WRITE_BYTES ||
       /[\r\n]/.test(options.text.replace(/[\r\n]+$/, ''));
     this.resultMark = this.deltaMark = env.output.resultCursor();
+    this.state = { kind: 'draining', output: new OutputEvidence(this.startedAt) };
+    this.cancellation = new SendCancellation(env.terminal, (error) => this.fail(error));
     if (options.waitFor !== undefined) {
       // A match found in a later turn (lines tested over several turns, the deferred partial line)
-      // settles the send when it is waiting; one found earlier is seen when the wait begins.
+      // settles the send when it is waiting; one found earlier is seen when the wait begins. The watch
+      // reports such a match only from its own timers, never inside a call of ours.
       this.watch = this.owned.add(
         new PatternWatch(options.waitFor, options.text, () => {
-          if (this.state.kind === 'waiting' && !this.readinessStopped) this.settle('pattern');
+          if (this.state.kind === 'waiting') this.settle('pattern');
         }),
       );
     }
-    this.lastByteAt = this.startedAt;
     this.done = new Promise<TerminalSendResult>((resolve, reject) => {
       this.resolveDone = resolve;
       this.rejectDone = reject;
@@ -308,9 +181,10 @@ export class SendOperation extends DisposableOwner {
     this.done.catch(() => undefined);
     const deadlineAt = options.deadlineAt ?? this.startedAt + (options.timeoutMs ?? env.config.timeoutMs);
     this.owned.timeout('send deadline', Math.max(0, deadlineAt - performance.now()), () => this.onDeadline());
+    // The slot is held until no byte and no signal of this send can still reach the terminal.
     this.quiesced = this.done.then(
-      () => this.settledSideEffects(),
-      () => this.settledSideEffects(),
+      () => this.cancellation.quiesced(),
+      () => this.cancellation.quiesced(),
     );
   }
 
@@ -321,16 +195,19 @@ export class SendOperation extends DisposableOwner {
 
   /** Begins the send: drains terminal replies, marks the write boundary, writes. */
   async start(): Promise<void> {
+    const draining = this.state;
+    if (draining.kind !== 'draining') return;
+    const { output } = draining;
     if (this.policy.startup && this.options.text === '' && !this.options.submit) {
       // A startup phase without input: collect from the very first byte the shell prints.
-      this.beginWaiting();
+      this.beginWaiting(output, this.noBoundary());
       return;
     }
     if (this.waitOnly) {
       // No input, no write boundary: the output since the previous result and a prompt that arrived
       // since are this send's evidence, and a wait already there is readiness.
       this.watchEarlierOutput();
-      this.beginWaiting();
+      this.beginWaiting(output, this.noBoundary());
       return;
     }
     try {
@@ -338,23 +215,22 @@ export class SendOperation extends DisposableOwner {
     } catch {
       // Replies failing to drain means the pty is gone; exit handling settles the send.
     }
-    if (this.state.kind !== 'draining') return;
-    if (this.cancelRequested) {
+    if (this.state !== draining) return; // settled, or the session is closing
+    if (this.cancellation.requested) {
       // Cancelled before a byte was written: the queued input is never written (SPEC §4.4).
-      this.beginWaiting();
+      this.beginWaiting(output, this.noBoundary());
       return;
     }
     // Write boundary (rule 5): evidence gathered before this point is discarded — including output read
-    // from the pty but not yet through the pipeline (a prompt printed before the write).
+    // from the pty but not yet through the pipeline (a prompt printed before the write). While draining,
+    // what the flush feeds this send moves only its byte clock: nothing reacts to it.
     this.env.output.flush();
     // The stream ends in the shell's own prompt: its line editor reads this input, whatever the sample
     // below shows (a shell stopped or woken by a signal at its prompt is not seen waiting).
     const atShellPrompt = this.tracker.candidate !== undefined;
     this.tracker.reset();
-    this.hadOutput = false;
-    this.lineEndSeen = false;
+    output.resetAtBoundary();
     const atBoundary = this.env.probe.sample();
-    this.baseline = baselineOf(atBoundary);
     const shell = this.env.probe.shell();
     // Typed ahead: nothing in the foreground is reading the terminal now — a job owns it, or the shell
     // does but is still on its way back to its prompt (a job just ended: after a SIGINT, the shell
@@ -364,26 +240,28 @@ export class SendOperation extends DisposableOwner {
     // the input now, and a line of it arrives in one piece. (Without that exception, every line sent
     // to python3 or node paid PENDING_INPUT_CONFIRM_MS.)
     const readsNow = atBoundary?.members.some((m) => m.verdict === 'waiting' && m.outside !== true);
-    if (shell === undefined || readsNow !== true) {
-      this.inputMayBePending = true;
+    const readLater = shell === undefined || readsNow !== true;
+    const boundary: WriteBoundary = {
+      baseline: baselineOf(atBoundary),
+      inputMayBePending: this.largeInput || readLater,
       // Only when the foreground was read, the stream does not end at the shell's prompt, and no
       // process waits on the terminal, not even one outside the foreground group that opened it itself
       // (a pinentry reads the input at once). An unreadable sample proves nothing either way: the
       // confirm window alone guards then.
-      this.typedAhead =
+      typedAhead:
+        readLater &&
         shell !== undefined &&
         atBoundary !== undefined &&
         !atShellPrompt &&
-        !atBoundary.members.some((m) => m.verdict === 'waiting');
-    }
+        !atBoundary.members.some((m) => m.verdict === 'waiting'),
+    };
     const data = this.options.submit ? `${this.options.text}\r` : this.options.text;
     if (data.length === 0) {
-      this.beginWaiting();
+      this.beginWaiting(output, boundary);
       return;
     }
-    this.state = { kind: 'writing' };
-    this.writeDone = this.env.terminal
-      .writeInput(data, () => this.cancelRequested || this.settled)
+    const write: SendWrite = this.env.terminal
+      .writeInput(data, () => this.cancellation.requested || this.settled)
       .then(
         (outcome) => outcome,
         (error: unknown) => {
@@ -395,44 +273,49 @@ export class SendOperation extends DisposableOwner {
           return 'failed' as const;
         },
       );
-    const outcome = await this.writeDone;
-    if (outcome !== 'failed' && this.state.kind === 'writing') this.beginWaiting();
+    this.cancellation.writeStarted(write);
+    const writing = { kind: 'writing', output, boundary, write } as const;
+    this.state = writing;
+    const outcome = await write;
+    if (outcome !== 'failed' && this.state === writing) this.beginWaiting(output, boundary);
   }
 
   /** Sanitized text of the current line. */
   text(s: string): void {
-    if (!this.collecting()) return;
+    const output = this.collecting();
+    if (output === undefined) return;
     this.watch?.text(s);
-    this.outputPending = true;
+    output.noteOutput();
   }
 
   /** End of line. */
   newline(): void {
-    if (!this.collecting()) return;
-    this.lineEndSeen = true;
+    const output = this.collecting();
+    if (output === undefined) return;
     this.watch?.newline();
-    this.outputPending = true;
+    output.noteLineEnd();
   }
 
   /** Several lines at once. */
   textBlock(block: string): void {
-    if (!this.collecting()) return;
-    if (!this.lineEndSeen && block.includes('\n')) this.lineEndSeen = true;
+    const output = this.collecting();
+    if (output === undefined) return;
     this.watch?.textBlock(block);
-    this.outputPending = true;
+    if (block.includes('\n')) output.noteLineEnd();
+    else output.noteOutput();
   }
 
   /** Carriage-return rewrite of the current line. */
   rewriteLine(): void {
-    if (!this.collecting()) return;
+    const output = this.collecting();
+    if (output === undefined) return;
     this.watch?.rewriteLine();
-    this.outputPending = true;
+    output.noteOutput();
   }
 
   /** One of our prompt markers arrived (the session's tracker has it). */
   markerArrived(): void {
-    if (!this.collecting()) return;
-    this.outputPending = true;
+    this.collecting()?.noteOutput();
   }
 
   /**
@@ -442,50 +325,18 @@ export class SendOperation extends DisposableOwner {
    * (default: now), `chars` its length.
    */
   endOfChunk(processingStartedAt?: number, chars = 0): void {
-    this.lastByteAt = performance.now();
-    if (!this.outputPending) return;
-    this.outputPending = false;
-    this.hadOutput = true;
-    this.outputSeq++;
-    const previousOutputAt = this.lastOutputAt;
-    this.lastOutputAt = this.lastByteAt;
-    if (this.state.kind !== 'waiting') return;
-    if (this.watch?.testPartial()) {
-      this.settle('pattern');
+    const state = this.state;
+    if (state.kind !== 'draining' && state.kind !== 'writing' && state.kind !== 'waiting') return;
+    const previousOutputAt = state.output.endOfChunk(performance.now());
+    if (previousOutputAt === undefined || state.kind !== 'waiting') return;
+    const reaction = this.noteChunk(state, previousOutputAt, processingStartedAt, chars);
+    if (state.flushing !== undefined) {
+      // This send is inside its own flush (a probe, the deadline): the chunk is data for it, read once
+      // the flush returned. Acting now would run a probe inside the probe that flushed.
+      if (REACTION_URGENCY[reaction] > REACTION_URGENCY[state.flushing]) state.flushing = reaction;
       return;
     }
-    this.probeStep = 0;
-    if (this.promptCandidate() !== undefined) {
-      this.spinUntil = this.lastOutputAt + SPIN_PROBE_MS;
-      this.probe(); // a prompt settles the moment it is proven: no quiet period in between
-      return;
-    }
-    // The pause before this chunk ends where its processing began: processing takes time of its own, and
-    // a flood this thread cannot keep up with (each chunk takes over a millisecond through xterm) would
-    // otherwise look like a burst after a pause on every chunk, each paying a /proc sample (2 600 in a
-    // 1.1 s `\r` progress flood). A chunk that waited in the queue began right after the one before.
-    const pause = (processingStartedAt ?? this.lastOutputAt) - previousOutputAt;
-    if (pause >= QUIET_PROBE_MS) {
-      // A burst after a pause (a prompt, an echo): its writer blocks microseconds later. Look on the
-      // next turns of the event loop; the confirm (a drain) guards against output still on its way.
-      this.spinUntil = this.lastOutputAt + SPIN_PROBE_MS;
-      this.spinChars = chars;
-      if (this.probeImmediate.value === undefined) this.scheduleImmediateProbe();
-      return;
-    }
-    this.spinChars += chars;
-    if (this.spinChars > SPIN_MAX_CHARS) this.spinUntil = 0; // a flood, not a burst before a prompt
-    if (this.lastOutputAt < this.spinUntil) {
-      // More of a burst that came after a pause (python's `42` and `>>> ` 0.3 ms behind the echo of
-      // `6*7`): keep looking on every turn. This chunk may have been flushed by the spinning probe itself,
-      // which cleared its own schedule first and looks again after its flush.
-      if (this.probeImmediate.value === undefined && this.probeTimer.value === undefined) {
-        this.scheduleImmediateProbe();
-      }
-      return;
-    }
-    // Output is flowing: probe shortly after it stops; a probe already due that soon stays as it is.
-    if (this.probeDueAt > this.lastOutputAt + QUIET_PROBE_MS) this.scheduleProbe(QUIET_PROBE_MS);
+    this.react(state, reaction);
   }
 
   /** Output since the previous call. */
@@ -501,20 +352,8 @@ export class SendOperation extends DisposableOwner {
    * send keeps its slot until write and signal settled. Resolves once the signal was delivered.
    */
   cancel(): Promise<void> {
-    if (this.settled || this.cancelRequested) return this.cancelDone;
-    this.cancelRequested = true;
-    this.inputMayBePending = true; // part of the write may still be in the kernel's buffers
-    this.cancelDone = (async () => {
-      const outcome = await this.writeDone;
-      if (outcome === 'failed' || this.settled) return;
-      try {
-        this.env.terminal.interrupt();
-        this.interruptsSent++;
-      } catch (error) {
-        this.fail(error);
-      }
-    })();
-    return this.cancelDone;
+    if (this.settled) return this.cancellation.delivered;
+    return this.cancellation.request(() => !this.settled);
   }
 
   /**
@@ -523,7 +362,7 @@ export class SendOperation extends DisposableOwner {
    */
   stopReadiness(): void {
     if (this.settled) return;
-    this.readinessStopped = true;
+    this.state = { kind: 'stopping' };
     // The absolute deadline stays armed: if teardown fails, the send still settles within timeoutMs.
     this.clearProbe();
   }
@@ -541,28 +380,49 @@ export class SendOperation extends DisposableOwner {
   /** Rejects the send with a transport failure. */
   fail(error: unknown): void {
     if (this.settled) return;
-    this.state = { kind: 'settled' };
+    this.state = { kind: 'settled', outcome: { kind: 'failed', error } };
     this.dispose();
     this.rejectDone(error);
   }
 
-  private collecting(): boolean {
-    return (this.state.kind === 'writing' || this.state.kind === 'waiting') && !this.readinessStopped;
+  /** The output evidence the stream feeds now: while writing and waiting, not before or after. */
+  private collecting(): OutputEvidence | undefined {
+    const state = this.state;
+    return state.kind === 'writing' || state.kind === 'waiting' ? state.output : undefined;
   }
 
-  private beginWaiting(): void {
+  /** The boundary of a send that writes nothing (or never wrote): no baseline, nothing typed ahead. */
+  private noBoundary(): WriteBoundary {
+    return { baseline: undefined, typedAhead: false, inputMayBePending: this.largeInput };
+  }
+
+  /** Input may still be pending in the kernel: a large write, typed ahead, or the rest of a cancelled one. */
+  private inputMayBePending(waiting: Waiting): boolean {
+    return waiting.boundary.inputMayBePending || this.cancellation.requested;
+  }
+
+  private beginWaiting(output: OutputEvidence, boundary: WriteBoundary): void {
+    if (this.state.kind === 'stopping' || this.state.kind === 'settled') return;
     const now = performance.now();
-    this.state = { kind: 'waiting', since: now };
-    if (this.readinessStopped) return;
+    const waiting: Waiting = {
+      kind: 'waiting',
+      since: now,
+      output,
+      boundary,
+      leftWait: new Set(),
+      confirm: undefined,
+      quietRun: { runs: '', since: now },
+      schedule: { dueAt: Number.POSITIVE_INFINITY, step: 0, spinUntil: 0, spinChars: 0 },
+      flushing: undefined,
+    };
+    this.state = waiting;
     if (this.watch?.testPartial()) {
       this.settle('pattern');
       return;
     }
-    this.quietRun = { runs: '', since: now };
-    this.probeStep = 0;
     // Without output yet, the first exact probe waits `exactProbeAfterMs` (the input is still being
     // read); output brings it forward. A wait-only send asks at once: nothing was typed.
-    this.scheduleProbe(this.hadOutput || this.waitOnly ? 0 : this.env.config.exactProbeAfterMs);
+    this.scheduleProbe(waiting, output.hadOutput || this.waitOnly ? 0 : this.env.config.exactProbeAfterMs);
   }
 
   /**
@@ -577,13 +437,109 @@ export class SendOperation extends DisposableOwner {
     this.watch.text(this.env.output.window.mark().prefix);
   }
 
+  /**
+   * A chunk with output arrived while waiting: notes its timing in the probe schedule (the spin, the
+   * backoff) and says what it asks for. Arms nothing and settles nothing.
+   */
+  private noteChunk(
+    waiting: Waiting,
+    previousOutputAt: number,
+    processingStartedAt: number | undefined,
+    chars: number,
+  ): OutputReaction {
+    if (this.watch?.testPartial()) return 'pattern';
+    const { schedule, output } = waiting;
+    schedule.step = 0;
+    if (this.promptCandidate(waiting) !== undefined) {
+      // A prompt settles the moment it is proven: no quiet period in between.
+      schedule.spinUntil = output.lastOutputAt + SPIN_PROBE_MS;
+      return 'judge';
+    }
+    // The pause before this chunk ends where its processing began: processing takes time of its own, and
+    // a flood this thread cannot keep up with (each chunk takes over a millisecond through xterm) would
+    // otherwise look like a burst after a pause on every chunk, each paying a /proc sample (2 600 in a
+    // 1.1 s `\r` progress flood). A chunk that waited in the queue began right after the one before.
+    const pause = (processingStartedAt ?? output.lastOutputAt) - previousOutputAt;
+    if (pause >= QUIET_PROBE_MS) {
+      // A burst after a pause (a prompt, an echo): its writer blocks microseconds later. Look on the
+      // next turns of the event loop; the confirm (a drain) guards against output still on its way.
+      schedule.spinUntil = output.lastOutputAt + SPIN_PROBE_MS;
+      schedule.spinChars = chars;
+      return 'burst';
+    }
+    schedule.spinChars += chars;
+    if (schedule.spinChars > SPIN_MAX_CHARS) schedule.spinUntil = 0; // a flood, not a burst before a prompt
+    // More of a burst that came after a pause (python's `42` and `>>> ` 0.3 ms behind the echo of
+    // `6*7`): keep looking on every turn. Otherwise output is flowing: probe shortly after it stops.
+    return output.lastOutputAt < schedule.spinUntil ? 'spin' : 'after-quiet';
+  }
+
+  /** Acts on what processed output asked for (outside any flush of this send's own). */
+  private react(waiting: Waiting, reaction: OutputReaction): void {
+    switch (reaction) {
+      case 'pattern':
+        this.settle('pattern');
+        return;
+      case 'judge':
+        this.probe();
+        return;
+      case 'burst':
+        if (this.probeImmediate.value === undefined) this.scheduleImmediateProbe(waiting);
+        return;
+      case 'spin':
+        // A probe already armed (a confirm window, the reply grace) keeps its time.
+        if (this.probeImmediate.value === undefined && this.probeTimer.value === undefined) {
+          this.scheduleImmediateProbe(waiting);
+        }
+        return;
+      case 'after-quiet':
+        // A probe already due that soon stays as it is.
+        if (waiting.schedule.dueAt > waiting.output.lastOutputAt + QUIET_PROBE_MS) {
+          this.scheduleProbe(waiting, QUIET_PROBE_MS);
+        }
+        return;
+      case 'none':
+        return;
+    }
+  }
+
+  /**
+   * Processes output already read from the pty but not yet through the pipeline, before this send judges
+   * anything: a prompt the shell printed before it blocked must be seen together with that block, and
+   * what the pty produced before the wait bound belongs to this result (rule 6).
+   *
+   * Race: the pipeline processes those chunks synchronously inside `flush()` and feeds them to this very
+   * send (the one in the slot) through its `OutputListener` calls, while the caller is in the middle of
+   * a probe step or of the deadline. Reacting there — a prompt candidate runs a probe, a burst arms one,
+   * `waitFor` settles — would run a second step inside the first, on state the first then reads as if
+   * nothing had happened. So while `flushing` is set, `endOfChunk` only records the chunk (the evidence,
+   * the spin) and keeps the most urgent reaction, which is returned here for the caller to apply once
+   * the flush is over. Judging after the last chunk rather than after the first only sees more bytes.
+   */
+  private processPendingOutput(waiting: Waiting): OutputReaction {
+    waiting.flushing = 'none';
+    try {
+      this.env.output.flush();
+      return waiting.flushing;
+    } finally {
+      waiting.flushing = undefined;
+    }
+  }
+
   private onDeadline(): void {
-    if (this.settled) return;
-    // Rule 6: what the pty produced before the bound belongs to this result.
-    if (!this.readinessStopped) this.env.output.flush();
-    if (this.settled) return;
+    const state = this.state;
+    if (state.kind === 'settled') return;
+    if (state.kind === 'waiting') {
+      // Rule 6: what the pty produced before the bound belongs to this result, and may prove it.
+      const reaction = this.processPendingOutput(state);
+      if (reaction === 'pattern' || reaction === 'judge') this.react(state, reaction);
+      if (this.state !== state) return;
+    } else if (state.kind !== 'stopping') {
+      this.env.output.flush(); // draining or writing: nothing reacts to output before the wait
+    }
     // `running` only where the foreground could be read: it was observed, and not waiting for input.
-    const observed = this.env.exactTier && !this.readinessStopped && this.env.probe.sample() !== undefined;
+    const observed =
+      this.env.exactTier && this.state.kind !== 'stopping' && this.env.probe.sample() !== undefined;
     this.settle(observed ? 'running' : 'timeout');
   }
 
@@ -592,97 +548,113 @@ export class SendOperation extends DisposableOwner {
    * tier only where the probes cannot see the reader: a relay, or an unterminated last line while no
    * process of the foreground group ran (a prompt read some way the probes do not know).
    */
-  private silenceSettles(sample: ForegroundSample | undefined, quietFor: number): boolean {
+  private silenceSettles(waiting: Waiting, sample: ForegroundSample | undefined, quietFor: number): boolean {
     const config = this.env.config;
-    const candidate = this.promptCandidate();
+    const candidate = this.promptCandidate(waiting);
     // Rule 2: the shell may print its marker before the kernel shows it back in the foreground; a
     // candidate gets `handoffGraceMs` past the silence bound so the handoff can still win.
     const bound = config.idleSilenceMs + (candidate !== undefined ? config.handoffGraceMs : 0);
     if (quietFor < bound) return false;
     if (this.policy.silence === 'never') return false; // proof only
-    if (this.policy.silence === 'after-output') return this.hadOutput; // zero output never publishes
+    if (this.policy.silence === 'after-output') return waiting.output.hadOutput; // zero output never publishes
     if (!this.env.exactTier) return true;
     if (sample === undefined) return false; // unreadable now: never positive evidence
     if (sample.relay) return true;
-    const stillFor = performance.now() - Math.max(this.quietRun.since, this.lastByteAt);
+    const stillFor = performance.now() - Math.max(waiting.quietRun.since, waiting.output.lastByteAt);
     return this.env.output.window.endsInPartialLine() && stillFor >= bound;
   }
 
-  /** Notes whether any foreground thread ran since the previous probe (see `silenceSettles`). */
-  private noteRuns(sample: ForegroundSample | undefined): void {
-    if (sample === undefined) return;
-    let runs = `${sample.tpgid}`;
-    for (const member of sample.members) {
-      if (member.outside !== true) runs += ` ${member.tid}:${member.switches}`;
-    }
-    if (runs !== this.quietRun.runs) this.quietRun = { runs, since: performance.now() };
-  }
-
-  private scheduleProbe(delayMs: number): void {
+  private scheduleProbe(waiting: Waiting, delayMs: number): void {
     this.clearProbe();
-    this.probeDueAt = performance.now() + delayMs;
+    waiting.schedule.dueAt = performance.now() + delayMs;
     this.probeTimer.value = this.owned.timeout('send probe timer', delayMs, () => this.probe());
   }
 
-  private nextBackoff(): number {
-    const delay = PROBE_BACKOFF_MS[this.probeStep] ?? this.env.config.pollIntervalMs;
-    this.probeStep++;
+  private scheduleImmediateProbe(waiting: Waiting): void {
+    this.clearProbe();
+    waiting.schedule.dueAt = performance.now();
+    this.probeImmediate.value = this.owned.immediate('send probe', () => this.probe());
+  }
+
+  /** Cancels a pending probe, whichever way it was scheduled. */
+  private clearProbe(): void {
+    this.probeTimer.clear();
+    this.probeImmediate.clear();
+  }
+
+  private nextBackoff(schedule: ProbeSchedule): number {
+    const delay = PROBE_BACKOFF_MS[schedule.step] ?? this.env.config.pollIntervalMs;
+    schedule.step++;
     return Math.min(delay, this.env.config.pollIntervalMs);
   }
 
-  /** The tracker's prompt candidate, unless it is the prompt before typed-ahead input (see `typedAhead`). */
-  private promptCandidate(): PromptCandidate | undefined {
+  /** The tracker's prompt candidate, unless it is the prompt before typed-ahead input (see `WriteBoundary.typedAhead`). */
+  private promptCandidate(waiting: Waiting): PromptCandidate | undefined {
     const candidate = this.tracker.candidate;
-    if (candidate === undefined || !this.typedAhead) return candidate;
+    if (candidate === undefined || !waiting.boundary.typedAhead) return candidate;
     return this.tracker.promptsSinceBoundary >= 2 ? candidate : undefined;
   }
 
+  /** One probe: output read so far first, then `/proc`, then the verdict and what comes next. */
   private probe(): void {
     this.clearProbe();
-    this.probeDueAt = Number.POSITIVE_INFINITY;
-    if (this.state.kind !== 'waiting' || this.readinessStopped) return;
+    const waiting = this.state;
+    if (waiting.kind !== 'waiting') return;
+    waiting.schedule.dueAt = Number.POSITIVE_INFINITY;
     // Output already read from the pty is judged before /proc is: a prompt the shell printed before it
-    // blocked must be seen together with that block. (Flushing may settle this send re-entrantly.)
-    this.env.output.flush();
-    if (
-      this.state.kind !== 'waiting' ||
-      this.probeTimer.value !== undefined ||
-      this.probeImmediate.value !== undefined
-    )
-      return;
-    const waitingSince = this.state.since;
+    // blocked must be seen together with that block.
+    switch (this.processPendingOutput(waiting)) {
+      case 'pattern':
+        this.settle('pattern');
+        return;
+      case 'burst':
+      case 'spin':
+        this.scheduleImmediateProbe(waiting); // a burst: its writer blocks on one of the next turns
+        return;
+      case 'after-quiet':
+        this.scheduleProbe(waiting, QUIET_PROBE_MS); // output is flowing: look once it pauses
+        return;
+      case 'judge': // a prompt candidate arrived: judge it now, with every byte read so far
+      case 'none':
+        break;
+    }
+    this.judge(waiting);
+  }
+
+  /** The probe's step on output fully processed: sample, verdict, settle or schedule the next look. */
+  private judge(waiting: Waiting): void {
+    const { output, schedule } = waiting;
     const now = performance.now();
-    const quietFor = now - this.lastByteAt;
-    const spinning = now < this.spinUntil;
-    if (quietFor < QUIET_PROBE_MS && this.promptCandidate() === undefined && !spinning) {
+    const quietFor = now - output.lastByteAt;
+    const spinning = now < schedule.spinUntil;
+    if (quietFor < QUIET_PROBE_MS && this.promptCandidate(waiting) === undefined && !spinning) {
       // Output is still flowing: nobody is blocked on input yet. Look again once it pauses.
-      this.scheduleProbe(QUIET_PROBE_MS - quietFor);
+      this.scheduleProbe(waiting, QUIET_PROBE_MS - quietFor);
       return;
     }
-    const candidate = this.promptCandidate();
+    const candidate = this.promptCandidate(waiting);
     const sample = this.env.probe.sample();
     const shell = this.env.probe.shell(candidate);
-    noteLeftWait(sample, this.leftWait);
-    this.noteRuns(sample);
-    this.clearResidue(sample, shell, candidate);
+    noteLeftWait(sample, waiting.leftWait);
+    waiting.quietRun = nextQuietRun(waiting.quietRun, sample);
+    this.cancellation.clearResidue(() => shellHoldsPartialLine(sample, shell, candidate), output.seq);
     const verdict = judgeReadiness({
       candidate,
       shell,
       sample,
-      baseline: this.baseline,
-      leftWait: this.leftWait,
-      shellEditorCounts:
-        this.interruptsSent === 0 && !this.cancelRequested && (this.lineEndSeen || !this.submitsInput),
+      baseline: waiting.boundary.baseline,
+      leftWait: waiting.leftWait,
+      shellEditorCounts: !this.cancellation.requested && (output.lineEndSeen || !this.submitsInput),
     });
     if (verdict.kind === 'prompt' || verdict.kind === 'stdin_wait') {
-      if (this.proveWait(verdict, sample)) return;
+      if (this.proveWait(waiting, verdict, sample)) return;
     } else {
-      this.confirm = undefined;
+      waiting.confirm = undefined;
       if (verdict.kind === 'unwoken_wait' && this.policy.unwokenWait) {
         // Rule 4: a wait from before the write that the write did not wake (a canonical-mode `read`
         // given text without Enter) is proof once its counters stayed put for `handoffGraceMs` after
         // the echo arrived.
-        const still = now - Math.max(waitingSince, this.lastByteAt);
+        const still = now - Math.max(waiting.since, output.lastByteAt);
         if (still >= this.env.config.handoffGraceMs) {
           this.settle('stdin_read', undefined, verdict.pid);
           return;
@@ -690,17 +662,17 @@ export class SendOperation extends DisposableOwner {
       }
     }
     // An unwoken wait becomes proof within `handoffGraceMs`: silence does not pre-empt it.
-    if (verdict.kind !== 'unwoken_wait' && this.silenceSettles(sample, quietFor)) {
+    if (verdict.kind !== 'unwoken_wait' && this.silenceSettles(waiting, sample, quietFor)) {
       this.settle('inferred_idle');
       return;
     }
     if (spinning) {
       // The shell printed its prompt (or a program its output) and blocks on the terminal moments
       // later: look again on the next turn of the event loop rather than after a timer's millisecond.
-      this.scheduleImmediateProbe();
+      this.scheduleImmediateProbe(waiting);
       return;
     }
-    this.scheduleProbe(this.nextBackoff());
+    this.scheduleProbe(waiting, this.nextBackoff(schedule));
   }
 
   /**
@@ -708,6 +680,7 @@ export class SendOperation extends DisposableOwner {
    * completes its confirm window. Returns true when it settled or scheduled the next probe.
    */
   private proveWait(
+    waiting: Waiting,
     verdict: Extract<ReadinessVerdict, { kind: 'prompt' | 'stdin_wait' }>,
     sample: ForegroundSample | undefined,
   ): boolean {
@@ -718,8 +691,8 @@ export class SendOperation extends DisposableOwner {
       verdict.kind === 'stdin_wait' ? performance.now() - this.env.terminal.lastReplyAt() : Infinity;
     if (sinceReply < REPLY_GRACE_MS) {
       // Maybe blocked only until our own reply arrives: look again once it has had time to.
-      this.confirm = undefined;
-      this.scheduleProbe(REPLY_GRACE_MS - sinceReply);
+      waiting.confirm = undefined;
+      this.scheduleProbe(waiting, REPLY_GRACE_MS - sinceReply);
       return true;
     }
     // A prompt's reader is the shell, by its host pid (the marker carries `$$`, a namespace pid when
@@ -727,100 +700,60 @@ export class SendOperation extends DisposableOwner {
     const readerPid =
       verdict.kind === 'prompt' ? (this.env.probe.shell()?.pid ?? verdict.candidate.shellPid) : verdict.pid;
     const processRuns = processRunsOf(sample, readerPid);
-    const needsConfirm = verdict.kind === 'stdin_wait' || this.inputMayBePending;
-    const pending = this.confirm;
+    const inputMayBePending = this.inputMayBePending(waiting);
+    const needsConfirm = verdict.kind === 'stdin_wait' || inputMayBePending;
+    const pending = waiting.confirm;
+    const outputSeq = waiting.output.seq;
     const confirmed =
       pending !== undefined &&
       pending.kind === verdict.kind &&
       pending.tid === verdict.tid &&
       pending.tpgid === verdict.tpgid &&
       pending.switches === verdict.switches &&
-      pending.outputSeq === this.outputSeq &&
+      pending.outputSeq === outputSeq &&
       pending.processRuns === processRuns;
     // A stdin wait's reader may have written output the kernel has not handed over yet (it was seen
     // blocked, so it wrote it before this sample). Draining the pty's output now makes the kernel hand
     // it over first: `empty` proves all of it read and processed (`probe` flushed before sampling, and
-    // nothing is delivered during this turn), `read` means output is still arriving. A prompt needs no
-    // drain: its marker and PS1 are the last thing the shell prints before it blocks.
+    // nothing is delivered during this turn), `read` means output is still arriving.
     // A prompt is drained as well, before it settles at once: its marker and PS1 are the last thing the
     // shell printed before it blocked only if nothing followed. The shell may have gone on to read part
     // of the input (the kernel can hand a line over without its `\r`), echo it and block for the rest;
     // that echo, still in the kernel, voids the prompt once it is read; settling on it would answer
     // with the exit code of the command before.
-    const drains = verdict.kind === 'stdin_wait' ? !this.inputMayBePending : !needsConfirm;
+    const drains = verdict.kind === 'stdin_wait' ? !inputMayBePending : !needsConfirm;
     const drained: DrainOutcome = drains ? this.env.output.drain() : 'unavailable';
     if (!needsConfirm && drained === 'read') {
-      this.scheduleImmediateProbe(); // the output it moved is processed first, then judged again
+      this.scheduleImmediateProbe(waiting); // the output it moved is processed first, then judged again
       return true;
     }
     if (!needsConfirm || (confirmed && drained !== 'read')) {
       this.settle('stdin_read', verdict.kind === 'prompt' ? verdict.candidate : undefined, readerPid);
       return true;
     }
-    this.confirm = {
+    waiting.confirm = {
       kind: verdict.kind,
       tid: verdict.tid,
       switches: verdict.switches,
       tpgid: verdict.tpgid,
-      outputSeq: this.outputSeq,
+      outputSeq,
       processRuns,
     };
     if (drained === 'unavailable') {
-      this.scheduleProbe(this.inputMayBePending ? PENDING_INPUT_CONFIRM_MS : STDIN_CONFIRM_MS);
+      this.scheduleProbe(waiting, inputMayBePending ? PENDING_INPUT_CONFIRM_MS : STDIN_CONFIRM_MS);
     } else {
       // Confirm on the next turn, with the same checks and another drain, instead of after a quiet
       // window: the drain already proved what the window waited for. Output the drain moved (`read`)
-      // is processed before that probe and changes `outputSeq`, so the confirm starts over.
-      this.scheduleImmediateProbe();
+      // is processed before that probe and changes the output count, so the confirm starts over.
+      this.scheduleImmediateProbe(waiting);
     }
     return true;
-  }
-
-  /**
-   * A cancelled write can leave part of a line typed at the prompt (its slice was already in the kernel).
-   * One more SIGINT makes the line editor discard it and print a fresh prompt, so the residue never joins
-   * the next send's command. Only once the state held, without any output, for RESIDUE_CONFIRM_MS: a
-   * prompt still unread in the pty buffer would otherwise look like residue.
-   */
-  private clearResidue(
-    sample: ForegroundSample | undefined,
-    shell: ShellIdentity | undefined,
-    candidate: PromptCandidate | undefined,
-  ): void {
-    if (this.interruptsSent !== 1 || !shellHoldsPartialLine(sample, shell, candidate)) {
-      this.residueSeen = undefined;
-      return;
-    }
-    const seen = this.residueSeen;
-    const now = performance.now();
-    if (seen === undefined || seen.outputSeq !== this.outputSeq) {
-      this.residueSeen = { outputSeq: this.outputSeq, at: now };
-    } else if (now - seen.at >= RESIDUE_CONFIRM_MS) {
-      try {
-        this.env.terminal.interrupt();
-      } catch {
-        // The shell vanished; exit handling settles the send.
-      }
-      this.interruptsSent++;
-    }
-  }
-
-  private scheduleImmediateProbe(): void {
-    this.clearProbe();
-    this.probeDueAt = performance.now();
-    this.probeImmediate.value = this.owned.immediate('send probe', () => this.probe());
-  }
-
-  /** Cancels a pending probe, whichever way it was scheduled. */
-  private clearProbe(): void {
-    this.probeTimer.clear();
-    this.probeImmediate.clear();
   }
 
   private settle(reason: WaitReason, candidate?: PromptCandidate, readerPid?: number): void {
     if (this.settled) return;
     const result = this.buildResult(reason, candidate, readerPid);
-    this.state = { kind: 'settled' };
+    this.state = { kind: 'settled', outcome: { kind: 'result', result } };
     this.dispose();
     this.resolveDone(result);
   }
@@ -861,19 +794,4 @@ export class SendOperation extends DisposableOwner {
     }
     return result;
   }
-
-  private async settledSideEffects(): Promise<void> {
-    // The slot is held until no byte and no signal of this send can still reach the terminal.
-    await this.writeDone;
-    await this.cancelDone;
-  }
-}
-
-/** Run counters of every thread of `pid` in `sample`, as one comparable string. */
-function processRunsOf(sample: ForegroundSample | undefined, pid: number): string {
-  let runs = '';
-  for (const member of sample?.members ?? []) {
-    if (member.pid === pid) runs += ` ${member.tid}:${member.switches}`;
-  }
-  return runs;
 }

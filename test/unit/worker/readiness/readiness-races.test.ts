@@ -15,12 +15,8 @@ import {
   type ReadinessVerdict,
   type ShellIdentity,
 } from '../../../../src/worker/readiness/readiness.js';
-import {
-  type OutputPort,
-  type SendContext,
-  SendOperation,
-  type TerminalPort,
-} from '../../../../src/worker/readiness/send-operation.js';
+import { SendOperation } from '../../../../src/worker/readiness/send-operation.js';
+import type { OutputPort, SendContext, TerminalPort } from '../../../../src/worker/readiness/send-ports.js';
 import { bashDialect } from '../../../../src/worker/shell/bash.js';
 
 const NONCE = 'feedface';
@@ -114,6 +110,8 @@ interface FakeSession {
   /** Delivers what the test scripted as read from the pty (the pipeline then processes it). */
   flushOutput?: () => void;
   drainOutput?: OutputPort['drain'];
+  /** Called when the send samples /proc while its own flush of the output port is still running. */
+  sampledInsideFlush?: () => void;
 }
 
 /** A send environment whose foreground samples the test scripts. */
@@ -137,6 +135,8 @@ function fakeEnvironment(fake: FakeSession): SendContext {
   openPipelines.push(pipeline);
   const window = pipeline.output;
   let cursor = window.mark();
+  /** Calls of the output port's flush in progress (the pipeline may feed the send meanwhile). */
+  let flushDepth = 0;
   env = {
     config,
     exactTier: true,
@@ -147,7 +147,10 @@ function fakeEnvironment(fake: FakeSession): SendContext {
       lastReplyAt: fake.lastReplyAt ?? (() => Number.NEGATIVE_INFINITY),
     },
     probe: {
-      sample: fake.current,
+      sample: () => {
+        if (flushDepth > 0) fake.sampledInsideFlush?.();
+        return fake.current();
+      },
       shell: () => SHELL,
       foreground: () => undefined,
       status: () => ({
@@ -166,8 +169,13 @@ function fakeEnvironment(fake: FakeSession): SendContext {
       // A test's own flush delivers what it scripted as read from the pty; the pipeline then processes
       // everything read, as the session's flush does.
       flush: () => {
-        fake.flushOutput?.();
-        pipeline.flush();
+        flushDepth++;
+        try {
+          fake.flushOutput?.();
+          pipeline.flush();
+        } finally {
+          flushDepth--;
+        }
       },
       drain: fake.drainOutput ?? (() => 'unavailable'),
     },
@@ -565,6 +573,43 @@ describe('SendOperation races', () => {
     for (let turn = 0; turn < 6 && !op.settled; turn++) await new Promise((r) => setImmediate(r));
     expect(op.settled).toBe(true); // not after QUIET_PROBE_MS
     expect((await op.done).viewport).toBe('6*7\n42\n>>> ');
+  });
+
+  it("a prompt the probe's own flush processes is judged after that flush returned, never inside it", async () => {
+    // The probe flushes the output port before it samples; the real pipeline then processes the pending
+    // chunk (the command's output, marker and prompt) and feeds it to this very send. Reacting to the
+    // prompt candidate there ran a second probe inside the first one's flush (it sampled /proc while the
+    // flush was on the stack) before the first step went on with state it had read before the flush.
+    let current = AT_PROMPT;
+    let insideFlush = 0;
+    let pending: (() => void) | undefined; // read from the pty, waiting to be processed
+    const op = newOp(
+      fakeEnvironment({
+        current: () => current,
+        sampledInsideFlush: () => insideFlush++,
+        flushOutput: () => {
+          const deliver = pending;
+          pending = undefined;
+          deliver?.();
+        },
+      }),
+      { text: 'echo hi', submit: true },
+    );
+    await op.start();
+    pending = () => {
+      current = sample(SHELL.pgrp, [thread(SHELL.pid, 'waiting', 2, 'pselect6')]);
+      text(op, 'echo hi');
+      newline(op);
+      text(op, 'hi');
+      newline(op);
+      osc(op, marker(0));
+      text(op, '$ ');
+    };
+    const result = await op.done;
+    expect(pending).toBeUndefined(); // the probe's flush delivered it
+    expect(insideFlush).toBe(0);
+    expect(result).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
+    expect(result.viewport.split('\n')).toContain('hi');
   });
 
   it('a flood after a pause ends the spin: /proc is not sampled on every turn while it flows', async () => {
