@@ -220,6 +220,11 @@ export interface TerminalSendResult {
   sessionStatus: SessionStatus;
   /** True when `viewport` dropped older output to stay within `maxReadBytes`. */
   truncated: boolean;
+  /**
+   * With `truncated`, how many lines of this result's output `viewport` holds nothing of (dropped by
+   * `maxReadBytes`, or evicted from the scrollback); absent when none.
+   */
+  omittedLines?: number;
   /** Milliseconds from the start of the send to its settle. */
   elapsedMs: number;
   /** Limit events of the session since its previous result (an OOM kill, refused forks); absent when none. */

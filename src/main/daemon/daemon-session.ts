@@ -1,7 +1,7 @@
 /**
  * One session the daemon holds (SPEC §12): the engine's session plus what outlives its clients —
  * which client is attached, the send in flight when a client vanished (its result is kept for the next
- * attach), how many lines arrived that no client was shown, and the detached-TTL timer.
+ * attach), and the detached-TTL timer.
  */
 import { TerminalError } from '../../shared/errors.js';
 import { DisposableSlot, DisposableStore } from '../../shared/lifecycle.js';
@@ -52,12 +52,8 @@ export class DaemonSession {
     | undefined;
   /** The result of a send that settled after its client had gone, kept for the next attach. */
   private orphan: TerminalSendResult | undefined;
-  /** Lines of output since the session was detached (counted only then: see {@link countLines}). */
-  private unshownLines = 0;
-  /** The TTL timer and the line counter; disposed once the session is gone ({@link forget}). */
+  /** The TTL timer; disposed once the session is gone ({@link forget}). */
   private readonly owned = new DisposableStore();
-  /** The output subscription counting {@link unshownLines}, while detached. */
-  private readonly lineCounter = this.owned.add(new DisposableSlot());
   /** The detached TTL's timer, while detached. */
   private readonly ttl = this.owned.add(new DisposableSlot());
   private closing: Promise<unknown> | undefined;
@@ -75,26 +71,6 @@ export class DaemonSession {
     private readonly onGone: (session: DaemonSession) => void,
   ) {
     this.attachedTo = owner;
-  }
-
-  /**
-   * Counts output lines while no client is attached: what `missedLines` estimates from when a report
-   * had to cut. Only then — a live subscription costs every byte a trip to the host thread, which an
-   * attached session's output must not pay.
-   */
-  private countLines(): void {
-    this.unshownLines = 0;
-    if (this.lineCounter.value !== undefined || this.owned.disposed) return;
-    const subscription = this.session.onOutput((chunk) => {
-      for (let at = chunk.text.indexOf('\n'); at !== -1; at = chunk.text.indexOf('\n', at + 1)) {
-        this.unshownLines++;
-      }
-    });
-    this.lineCounter.value = this.owned.own('daemon session line counter', () => subscription.dispose());
-  }
-
-  private stopCountingLines(): void {
-    this.lineCounter.clear();
   }
 
   /** True while `client` is the attached one. */
@@ -170,7 +146,6 @@ export class DaemonSession {
   detach(client: Attachment): void {
     if (this.attachedTo !== client) return;
     this.attachedTo = undefined;
-    if (this.closing === undefined) this.countLines();
     if (this.detachedTtlMs > 0 && this.closing === undefined) {
       this.ttl.value = this.owned.timeout(
         'daemon session detached ttl',
@@ -197,7 +172,7 @@ export class DaemonSession {
 
   /** It is closed (by a client, its TTL, or the daemon's stop): the attached client is told. */
   forget(reason: string): void {
-    this.owned.dispose(); // the TTL and the line counter: a gone session arms neither again
+    this.owned.dispose(); // the TTL: a gone session arms it no more
     const client = this.attachedTo;
     this.attachedTo = undefined;
     client?.revoke(this.id, `the session was closed: ${reason}`);
@@ -227,29 +202,24 @@ export class DaemonSession {
     } catch (exitedOrClosed) {
       void exitedOrClosed; // an exited session's scrollback is read below
     }
-    // Read after the probe settled: its output is all counted by then, or nearly (see below).
-    const unshown = this.unshownLines;
-    this.stopCountingLines();
-    this.unshownLines = 0;
-    // Exact when nothing was cut: every line since the last result is in the orphan or the lines. When
-    // something was, the live line count since then says how much (it may also count the prompt and
-    // the echoed command lines that reached the live output after their send's result).
-    const estimate = (shown: number) => Math.max(0, unshown - shown);
+    // Exact: the orphan and the probe cover every line since the last result a client got, and each
+    // says how many lines its viewport holds nothing of; the report cuts the probe's lines once more.
+    const omittedBefore = (orphanedResult?.omittedLines ?? 0) + (probe?.omittedLines ?? 0);
     // How far terminal_read can still page back: missed lines beyond the scrollback are gone.
     const held = await this.session.read({ count: 1 }).then(
       (page) => ({ scrollbackLines: page.totalLines }),
       () => ({}),
     );
-    const shownByOrphan = orphanedResult === undefined ? 0 : lineCount(orphanedResult.viewport);
-    const orphanCut = orphanedResult?.truncated === true;
     if (probe?.screen !== undefined) {
+      // The screen stands for what the probe's lines drew: none of them is shown as a line.
       return {
         ...(orphanedResult === undefined ? {} : { orphanedResult }),
         screen: probe.screen,
-        missedLines: orphanCut || lineCount(probe.viewport) > 0 ? estimate(shownByOrphan) : 0,
+        missedLines: omittedBefore + lineCount(probe.viewport),
         ...held,
       };
     }
+    // An exited session has no probe: its last page stands in (lines before it are not counted).
     const text =
       probe?.viewport ??
       (await this.session.read({ count: 500 }).then(
@@ -257,11 +227,10 @@ export class DaemonSession {
         () => '',
       ));
     const lines = lastLinesWithin(text, REATTACH_LINE_BYTES);
-    const cut = orphanCut || probe?.truncated === true || lines.length < text.length;
     return {
       ...(orphanedResult === undefined ? {} : { orphanedResult }),
       lines,
-      missedLines: cut ? estimate(shownByOrphan + lineCount(lines)) : 0,
+      missedLines: omittedBefore + lineCount(text) - lineCount(lines),
       ...held,
     };
   }

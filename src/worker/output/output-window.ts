@@ -22,6 +22,8 @@ export interface OutputSince {
   text: string;
   /** Older output since the mark was dropped (byte bound, or evicted from the scrollback). */
   truncated: boolean;
+  /** Lines since the mark of which `text` holds nothing (0 unless `truncated`; a line cut short counts as held). */
+  omittedLines: number;
   /** Mark for the next read, right after this text. */
   next: OutputMark;
 }
@@ -63,12 +65,22 @@ export class OutputWindow {
       text = keepTail(text, maxBytes);
       truncated = true;
     }
-    return { text, truncated, next: this.markNow() };
+    const next = this.markNow();
+    // Lines fromSeq…next.seq (the open one included) against those the kept text holds, in whole or in part.
+    const omittedLines = truncated ? Math.max(0, next.seq - fromSeq + 1 - (newlineCount(text) + 1)) : 0;
+    return { text, truncated, omittedLines, next };
   }
 
   private markNow(): OutputMark {
     return { seq: this.ring.headSeq, prefix: this.ring.openLine(), epoch: this.model?.rewriteEpoch ?? 0 };
   }
+}
+
+/** How many `\n` `text` holds. */
+function newlineCount(text: string): number {
+  let count = 0;
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) count++;
+  return count;
 }
 
 /** The longest tail of `text` within `maxBytes` UTF-8 bytes (whole characters): O(bytes dropped). */

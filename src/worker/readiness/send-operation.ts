@@ -778,6 +778,7 @@ export class SendOperation extends DisposableOwner {
       waitReason: reason,
       sessionStatus: this.env.probe.status(),
       truncated: output.truncated,
+      ...(output.omittedLines > 0 ? { omittedLines: output.omittedLines } : {}),
       elapsedMs: Math.round((performance.now() - this.startedAt) * 100) / 100,
     };
     if (candidate !== undefined && !candidate.reported) {
