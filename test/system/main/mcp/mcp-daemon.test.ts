@@ -78,7 +78,12 @@ describe('mcp --daemon', () => {
     for (const client of servers) expect((await call(client, 'terminal_list')).sessions).toEqual([]);
     expect(servers[0]!.getInstructions()).toContain('Terminals outlive this connection');
     const daemons = daemonsOn(context.socket);
-    expect(daemons).toHaveLength(1);
+    // On failure: what the daemons logged and what each server said about starting one.
+    const told = () =>
+      `daemon log: ${readFileSync(join(context.state, 'agent-pty', 'daemon.log'), 'utf8')}\nservers: ${servers
+        .map((client) => stderrOf.get(client)!())
+        .join(' | ')}`;
+    expect(daemons, told()).toHaveLength(1);
     const stat = readFileSync(`/proc/${daemons[0]}/stat`, 'utf8');
     const sessionId = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3]);
     expect(sessionId).toBe(daemons[0]); // a session leader: setsid
