@@ -8,10 +8,10 @@
  * the terminal's state (whether `C-c` may be sent).
  */
 import { TerminalError } from './errors.js';
-import { assertInputWithinLimit, MAX_WAIT_PATTERN_CHARS } from './input-limit.js';
+import { assertInputWithinLimit } from './input-limit.js';
 import { validateKeys } from './keys.js';
 import type { SendSpec } from './protocol.js';
-import { compileWaitExpression } from './wait-expression.js';
+import { assertWaitExpressionLength, compileWaitExpression } from './wait-expression.js';
 
 /** The engine's bounds a send is checked against. */
 export interface SendPrecheckLimits {
@@ -55,15 +55,7 @@ export function precheckSend(spec: SendSpec, limits: SendPrecheckLimits): void {
     if (typeof waitFor !== 'string') {
       throw new TerminalError('INVALID_ARGUMENT', `waitFor must be a string, got ${typeof waitFor}`);
     }
-    if (waitFor.length === 0) {
-      throw new TerminalError('INVALID_ARGUMENT', 'waitFor is empty: it would match any output at once');
-    }
-    if (waitFor.length > MAX_WAIT_PATTERN_CHARS) {
-      throw new TerminalError(
-        'INVALID_ARGUMENT',
-        `waitFor is ${waitFor.length} characters; at most ${MAX_WAIT_PATTERN_CHARS}`,
-      );
-    }
+    assertWaitExpressionLength(waitFor);
   }
   const asked = timeoutMs ?? limits.timeoutMs;
   const capped = maxWaitMs !== undefined && maxWaitMs < asked && maxWaitMs <= limits.maxTimeoutMs;

@@ -17,11 +17,8 @@ import { MAX_WAIT_PATTERN_CHARS } from './input-limit.js';
  * milliseconds, not seconds (`\pL{1000}` alone is 1 002; 400 of them, 400 002, took 8 s per line).
  */
 export const MAX_WAIT_PROGRAM_SIZE = 256;
-/**
- * Compiles `source` with RE2's linear-time engine; throws `INVALID_ARGUMENT` when it is empty, too
- * long, too large a program, invalid, or not RE2 syntax.
- */
-export function compileWaitExpression(source: string): RE2JS {
+/** Refuses an empty `waitFor` (it would match at once) and one over {@link MAX_WAIT_PATTERN_CHARS}. */
+export function assertWaitExpressionLength(source: string): void {
   if (source.length === 0) {
     throw new TerminalError('INVALID_ARGUMENT', 'waitFor is empty: it would match any output at once');
   }
@@ -31,6 +28,14 @@ export function compileWaitExpression(source: string): RE2JS {
       `waitFor is ${source.length} characters; at most ${MAX_WAIT_PATTERN_CHARS}`,
     );
   }
+}
+
+/**
+ * Compiles `source` with RE2's linear-time engine; throws `INVALID_ARGUMENT` when it is empty, too
+ * long, too large a program, invalid, or not RE2 syntax.
+ */
+export function compileWaitExpression(source: string): RE2JS {
+  assertWaitExpressionLength(source);
   // Compiling costs about as much as the program is large: a pattern whose text alone puts it far over
   // the bound is refused before it is built (counted repetitions are expanded by the compiler).
   const estimate = estimateProgramSize(source);
