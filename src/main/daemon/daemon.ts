@@ -101,16 +101,31 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   } finally {
     await lock.release();
   }
+  // Clients may connect from here on (a probe already counts the daemon live), while the engine is
+  // still being created: without a listener Node drops those connections unanswered, and their
+  // client would wait out its whole handshake bound. They wait here and are served once it is up.
+  // Attached before any await: no connection event can be handled before this continuation runs.
+  const early: Socket[] = [];
+  const holdEarly = (socket: Socket) => {
+    socket.on('error', (reported: unknown) => void reported); // a client gone meanwhile: its link says so later
+    early.push(socket);
+  };
+  server.on('connection', holdEarly);
   const socketInode = lstatSync(options.socketPath).ino;
   let engine: PtyEngine;
   try {
     engine = await (options.createEngine ?? defaultEngine)(options.config ?? {});
   } catch (error) {
+    server.off('connection', holdEarly);
+    for (const socket of early) socket.destroy();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     unlinkIfOurs(options.socketPath, socketInode);
     throw error;
   }
-  return new Daemon(options.socketPath, socketInode, server, engine, config.detachedTtlMs, log);
+  server.off('connection', holdEarly);
+  const daemon = new Daemon(options.socketPath, socketInode, server, engine, config.detachedTtlMs, log);
+  for (const socket of early) daemon.accept(socket);
+  return daemon;
 }
 
 function defaultEngine(config: EngineConfigInput): Promise<PtyEngine> {
@@ -204,22 +219,25 @@ class Daemon implements RunningDaemon, DaemonHost {
     readonly log: (line: string) => void,
   ) {
     this.directory = new SessionDirectory(engine, detachedTtlMs);
-    const onConnection = (socket: Socket) => {
-      if (this.stopping !== undefined) {
-        socket.destroy();
-        return;
-      }
-      const peer = checkPeer(socket, currentUid());
-      if (!peer.admitted) {
-        this.refusePeer(socket, peer.why);
-        return;
-      }
-      const connection = new DaemonConnection(socket, this, (ended) => this.connections.delete(ended));
-      this.connections.add(connection);
-    };
+    const onConnection = (socket: Socket) => this.accept(socket);
     server.on('connection', onConnection);
     this.owned.own('daemon connection listener', () => server.off('connection', onConnection));
     log(`listening on ${socketPath} (pid ${process.pid})`);
+  }
+
+  /** Serves a client's connection: its peer checked first, nothing once the daemon is stopping. */
+  accept(socket: Socket): void {
+    if (this.stopping !== undefined) {
+      socket.destroy();
+      return;
+    }
+    const peer = checkPeer(socket, currentUid());
+    if (!peer.admitted) {
+      this.refusePeer(socket, peer.why);
+      return;
+    }
+    const connection = new DaemonConnection(socket, this, (ended) => this.connections.delete(ended));
+    this.connections.add(connection);
   }
 
   /** A connection from a process that is not the daemon's user: told why, then closed, nothing served. */
