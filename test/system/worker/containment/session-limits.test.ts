@@ -158,12 +158,15 @@ describe('session limits in cgroups, inside an outer cgroup', () => {
       // a write() may fail the syscall instead of invoking the OOM killer), and an OOM at the engine's
       // level may pick its victim in any session, so kills are not matched to sessions here.
       expect(report.engineMaxUsage as number).toBeLessThanOrEqual(300 * MIB);
-      // The cap was met, not missed: a fill did not complete, or the kernel made room by OOM-killing a
-      // session (possibly one whose fill had completed: its private tmpfs goes with its namespace, and
-      // then every fill can report success — seen once in CI).
+      // The cap was met, not missed: the charge rose to it (the kernel stops it at the limit). What it
+      // then did is not pinned: a fill may be refused, a writer OOM-killed — possibly in a session whose
+      // fill had completed — or, as seen in CI, every fill reported done and no result reported a kill.
       const refused = !(report.filled as boolean[]).every(Boolean);
       const killed = (report.oomKills as number[]).some((kills) => kills !== 0);
-      expect({ refused, killed }).not.toEqual({ refused: false, killed: false });
+      expect(
+        report.engineMaxUsage as number,
+        JSON.stringify({ refused, killed, failcnt: report.engineFailcnt }),
+      ).toBeGreaterThanOrEqual(240 * MIB);
     },
     90_000,
   );
