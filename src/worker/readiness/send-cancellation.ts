@@ -8,6 +8,18 @@
 import type { WriteOutcome } from '../pty/pty-input-writer.js';
 import type { TerminalPort } from './send-ports.js';
 
+/**
+ * SIGINTs a cancel sends at most to foreground groups that took the terminal after its own signal
+ * (see {@link SendCancellation.followForeground}).
+ */
+const MAX_FOLLOW_UPS = 2;
+/**
+ * How long the group a cancel signalled may keep the terminal, still running, before it is signalled
+ * again: a SIGINT that arrives while the command's process is between fork and exec is lost on it
+ * (the shell's child ignores it there), and the program it becomes never saw it.
+ */
+const FOLLOW_UP_AFTER_MS = 250;
+
 /** How long a half-typed line must sit at the prompt, output-free, before a cancel clears it. */
 const RESIDUE_CONFIRM_MS = 20;
 
@@ -27,6 +39,11 @@ export class SendCancellation {
   /** The cancel's signal, once asked for (resolved: none). */
   private signal: Promise<void> | undefined;
   private interrupts = 0;
+  /** The process groups this cancel signalled. */
+  private readonly signalled = new Set<number>();
+  private followUps = 0;
+  /** When this cancel last signalled (`performance.now()` ms). */
+  private lastSignalAt = 0;
   private residue: Residue | undefined;
 
   constructor(
@@ -60,13 +77,41 @@ export class SendCancellation {
       const outcome = await this.write;
       if (outcome === 'failed' || !stillWanted()) return;
       try {
-        this.terminal.interrupt();
+        this.signalled.add(this.terminal.interrupt());
+        this.lastSignalAt = performance.now();
         this.interrupts++;
       } catch (error) {
         this.fail(error);
       }
     })();
     return this.signal;
+  }
+
+  /**
+   * Called by each probe while the cancelled send waits. Its SIGINT can be lost two ways, both seen in
+   * the README's example (`sleep 30` cancelled right after it was typed, once in ~25 runs, the send
+   * then waiting out the sleep): it reaches the shell's group between reading the line and handing the
+   * terminal to the command's new group, or the command's group while its process is between fork and
+   * exec. So a group other than the shell's that holds the terminal gets a SIGINT when none of this
+   * cancel's reached it, or again when it still holds it {@link FOLLOW_UP_AFTER_MS} after the last one —
+   * as a person presses Ctrl-C again when nothing happened. At most {@link MAX_FOLLOW_UPS}, and never
+   * the shell's own group (at its prompt there is nothing to interrupt; a half-typed line is the
+   * residue rule's). A program that waits for input after the first SIGINT settles the send before.
+   */
+  followForeground(tpgid: number, shellPgrp: number): void {
+    if (this.interrupts === 0 || this.followUps >= MAX_FOLLOW_UPS) return;
+    if (tpgid <= 0 || tpgid === shellPgrp) return;
+    const now = performance.now();
+    if (this.signalled.has(tpgid) && now - this.lastSignalAt < FOLLOW_UP_AFTER_MS) return;
+    this.followUps++;
+    try {
+      this.signalled.add(this.terminal.interrupt());
+      this.lastSignalAt = now;
+    } catch (gone) {
+      // The group left the terminal since the sample (the command ended): nothing is left to interrupt,
+      // and the cancel itself was delivered, so the send does not fail for it.
+      void gone;
+    }
   }
 
   /** Resolves once neither a byte nor a signal of this send can still reach the terminal. */

@@ -637,6 +637,7 @@ export class SendOperation extends DisposableOwner {
     const shell = this.env.probe.shell(candidate);
     noteLeftWait(sample, waiting.leftWait);
     waiting.quietRun = nextQuietRun(waiting.quietRun, sample);
+    if (sample !== undefined) this.cancellation.followForeground(sample.tpgid, sample.shellPgrp);
     this.cancellation.clearResidue(() => shellHoldsPartialLine(sample, shell, candidate), output.seq);
     const verdict = judgeReadiness({
       candidate,

@@ -182,6 +182,24 @@ describe('cancellation and signals', () => {
     expect(next).toMatchObject({ waitReason: 'stdin_read', exitCode: 0 });
   });
 
+  it('a cancel right after the command was typed stops it, also when its SIGINT came before the command took the terminal', async () => {
+    // The README's example: the SIGINT can reach the shell's group before the command's group holds
+    // the terminal, or the command between fork and exec; either way it was lost and `sleep 30` ran
+    // out its time (about once in 25 tries before). Forty tries: each must come back to the prompt.
+    const engine = await testEngine();
+    const session = await engine.spawn();
+    const reasons: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const op = session.startSend({ text: 'sleep 30', timeoutMs: 5_000 });
+      await op.readOutput();
+      await op.cancel();
+      reasons.push((await op.done).waitReason);
+    }
+    expect(reasons.filter((reason) => reason !== 'stdin_read')).toEqual([]);
+    const next = await session.startSend({ text: 'echo next-$((6*7))' }).done;
+    expect(next.viewport.split('\n')).toContain('next-42');
+  });
+
   it('an AbortSignal on the send ends only the wait; SIGINT afterwards interrupts the command', async () => {
     const engine = await testEngine();
     const session = await engine.spawn();
