@@ -417,8 +417,9 @@ export class SessionCore extends DisposableOwner {
       plan.submit = false;
       // Only `{ text: '' }` literals: as good as `keys: []` (planSend refused that one).
       if (plan.text === '') throw new TerminalError('INVALID_ARGUMENT', NOTHING_TO_WRITE);
+      // Text was measured by planSend; keys only now that they are encoded.
+      assertInputWithinLimit(plan.text, this.spec.config.maxInputBytes);
     }
-    assertInputWithinLimit(plan.text, this.spec.config.maxInputBytes); // the host checked too; never trust one side
     if (this.slot?.kind === 'startup')
       throw new TerminalError('SEND_ACTIVE', 'the session is still starting');
     if (this.slot !== undefined) {
