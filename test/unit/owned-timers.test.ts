@@ -23,10 +23,6 @@ const LIFECYCLE = 'shared/lifecycle.ts';
 const NOT_YET_OWNED: Record<string, string> = {
   'worker/output-pipeline.ts': "the output turn's immediate: the output pipeline's helper owns it",
   'worker/replies/terminal-replier.ts': "the replier's parse turn: the replies' helper owns it",
-  'worker/thread/heartbeat.ts': "the thread's beat interval: src/worker/thread is outside this change",
-  'worker/thread/engine-worker.ts':
-    "a task's last turn before its port closes: src/worker/thread is outside this change",
-  'worker/thread/thread-faults.ts': 'test-only fault injection: src/worker/thread is outside this change',
 };
 
 /** A bare timer call, or an import of node's timer functions (`setTimeout as delay` and the like). */

@@ -6,7 +6,7 @@
 import * as Comlink from 'comlink';
 import { workerData } from 'piscina';
 import { installErrorTransfer, portEndpoint } from '../../shared/comlink-bridge.js';
-import { liveOwnedResources } from '../../shared/lifecycle.js';
+import { DisposableStore, liveOwnedResources } from '../../shared/lifecycle.js';
 import type {
   EngineWorkerData,
   SessionTaskData,
@@ -63,7 +63,8 @@ export default async function runSessionTask(data: SessionTaskData): Promise<Ses
   const stopBeating = beatOn((workerData as EngineWorkerData).heartbeats, data.heartbeat);
   const outcome = await session.finished.finally(stopBeating);
   // Let Comlink post the reply of the close() call that finished the session before the port goes.
-  await new Promise((resolve) => setImmediate(resolve));
+  const lastTurn = new DisposableStore();
+  await new Promise<void>((resolve) => lastTurn.immediate('session task last turn', resolve));
   data.controlPort.close();
   return outcome;
 }

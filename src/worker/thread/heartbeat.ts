@@ -4,11 +4,14 @@
  * says, in its own buffer, which counter is its thread's.
  */
 import { HEARTBEAT_THREAD_SLOTS, HeartbeatTiming } from '../../shared/heartbeat.js';
+import { DisposableSlot, DisposableStore } from '../../shared/lifecycle.js';
 
 let pool: Int32Array | undefined;
 let slot = 0;
 let tasks = 0;
-let timer: NodeJS.Timeout | undefined;
+/** The thread's timers: the beat, armed while the thread hosts a session task. */
+const threadTimers = new DisposableStore();
+const beat = new DisposableSlot();
 
 /**
  * Starts beating for a session task: `poolBuffer` is the pool's heartbeat buffer (the same for every
@@ -23,18 +26,20 @@ export function beatOn(poolBuffer: SharedArrayBuffer, taskBuffer: SharedArrayBuf
   Atomics.add(counters, slot, 1); // a beat at once: the thread runs
   Atomics.store(new Int32Array(taskBuffer), 0, slot); // the task started, on this thread's counter
   tasks++;
-  if (timer === undefined) {
-    timer = setInterval(() => Atomics.add(counters, slot, 1), HeartbeatTiming.beatIntervalMs);
-    timer.unref(); // the sessions keep the thread busy, never the heartbeat
+  if (beat.value === undefined) {
+    // Unref'd: the sessions keep the thread busy, never the heartbeat.
+    beat.value = threadTimers.interval(
+      'engine thread heartbeat',
+      HeartbeatTiming.beatIntervalMs,
+      () => Atomics.add(counters, slot, 1),
+      { unref: true },
+    );
   }
   let stopped = false;
   return () => {
     if (stopped) return;
     stopped = true;
     tasks--;
-    if (tasks === 0 && timer !== undefined) {
-      clearInterval(timer);
-      timer = undefined;
-    }
+    if (tasks === 0) beat.clear();
   };
 }

@@ -4,6 +4,7 @@
  * which throws, exits, wedges or exhausts the heap of the thread. An engine without fault injection
  * never gets here. A session's failed teardowns are containment/teardown-faults.ts.
  */
+import { DisposableStore } from '../../shared/lifecycle.js';
 import type { ThreadFaultApi, ThreadFaultKind } from '../../shared/protocol.js';
 
 /** Elements per allocation of the 'oom' fault: 512 KiB steps reach a small heap limit in moments. */
@@ -11,10 +12,11 @@ const OOM_STEP_ELEMENTS = 64 * 1024;
 
 /** The control-plane calls a session task adds when its engine was created with fault injection. */
 export function threadFaultApi(): ThreadFaultApi {
+  const faults = new DisposableStore();
   return {
     crashThread: async (kind) => {
       // From outside any handler, after this call's reply went out (the host sees the death, not a throw).
-      setTimeout(() => injectThreadFault(kind), 0);
+      faults.timeout('injected thread fault', 0, () => injectThreadFault(kind));
     },
   };
 }
