@@ -15,6 +15,7 @@ import type {
   TerminalSession,
 } from '../../shared/types.js';
 import { statusOrExited } from '../engine/session-listing.js';
+import { WaitEnd } from '../engine/wait-end.js';
 
 /**
  * Bytes of lines a reattach shows at most: the tool result cap's default (SPEC §3 `maxResultBytes`),
@@ -39,7 +40,7 @@ export interface Attachment {
 export interface StartedDaemonSend {
   readonly operation: SendOperation;
   /** Ends the send's wait (never the command it typed: `cancel()` is the SIGINT path). */
-  endWait(reason: TerminalError): void;
+  endWait(): void;
 }
 
 /** A session of the daemon. */
@@ -47,9 +48,7 @@ export class DaemonSession {
   /** The client attached now (undefined while detached). */
   private attachedTo: Attachment | undefined;
   /** The latest send, while it is in flight: who started it and how to end its wait. */
-  private inFlight:
-    | { by: Attachment; controller: AbortController; done: Promise<TerminalSendResult> }
-    | undefined;
+  private inFlight: { by: Attachment; waitEnd: WaitEnd; done: Promise<TerminalSendResult> } | undefined;
   /** The result of a send that settled after its client had gone, kept for the next attach. */
   private orphan: TerminalSendResult | undefined;
   /** The TTL timer; disposed once the session is gone ({@link forget}). */
@@ -85,13 +84,13 @@ export class DaemonSession {
 
   /**
    * Starts a send for `client`; its result is kept as orphaned if the client is gone when it settles.
-   * Returns the send and how to end its wait (the client's abort, or a reattach): one abort controller
-   * serves both, so a send costs one, not a controller per layer chained by listeners.
+   * Returns the send and how to end its wait (the client's abort, or a reattach): one {@link WaitEnd}
+   * serves both, and no AbortSignal is made for it (wait-end.ts says what one cost here).
    */
   startSend(client: Attachment, request: Omit<SendRequest, 'signal'>): StartedDaemonSend {
-    const controller = new AbortController();
-    const operation = this.session.startSend({ ...request, signal: controller.signal });
-    const entry = { by: client, controller, done: operation.done };
+    const waitEnd = new WaitEnd();
+    const operation = startSendUntil(this.session, request, waitEnd);
+    const entry = { by: client, waitEnd, done: operation.done };
     this.inFlight = entry;
     const leaveFlight = () => {
       if (this.inFlight === entry) this.inFlight = undefined;
@@ -100,7 +99,7 @@ export class DaemonSession {
       leaveFlight();
       if (this.attachedTo !== client) this.orphan = result; // settled on the daemon, nobody to hand it to
     }, leaveFlight);
-    return { operation, endWait: (reason) => controller.abort(reason) };
+    return { operation, endWait: () => waitEnd.end() };
   }
 
   /** The listing of `engine.list()`. */
@@ -191,7 +190,7 @@ export class DaemonSession {
   private async report(): Promise<ReattachReport> {
     const inFlight = this.inFlight;
     if (inFlight !== undefined) {
-      inFlight.controller.abort(new TerminalError('ABORTED', 'the session was reattached'));
+      inFlight.waitEnd.end(); // the session was reattached
       await inFlight.done.catch((lostWithTheSession: unknown) => void lostWithTheSession);
     }
     const orphanedResult = this.orphan;
@@ -257,4 +256,21 @@ function lastLinesWithin(text: string, maxBytes: number): string {
   const tail = bytes.subarray(bytes.length - maxBytes);
   const newline = tail.indexOf(0x0a);
   return (newline === -1 ? tail : tail.subarray(newline + 1)).toString('utf8').replace(/^\uFFFD+/, '');
+}
+
+/** The engine's sessions end a wait without an AbortSignal (thread-session.ts); another kind gets one. */
+interface WaitEndable {
+  startSendUntil(request: Omit<SendRequest, 'signal'>, waitEnd: WaitEnd): SendOperation;
+}
+
+function startSendUntil(
+  session: TerminalSession,
+  request: Omit<SendRequest, 'signal'>,
+  waitEnd: WaitEnd,
+): SendOperation {
+  const endable = session as Partial<WaitEndable>;
+  if (typeof endable.startSendUntil === 'function') return endable.startSendUntil(request, waitEnd);
+  const controller = new AbortController();
+  waitEnd.onAbort(() => controller.abort(new TerminalError('ABORTED', 'the wait was ended')));
+  return session.startSend({ ...request, signal: controller.signal });
 }

@@ -24,6 +24,7 @@ import type {
   TakeKeyboardOptions,
   TerminalSendResult,
 } from '../../shared/types.js';
+import type { WaitAbort } from './wait-end.js';
 
 /** A hold without a heartbeat for this long ends (`heartbeat-lost`): a page that froze or lost its network. */
 export const HOLD_HEARTBEAT_TIMEOUT_MS = 30_000;
@@ -143,7 +144,7 @@ export class SessionKeyboard implements Disposable {
    */
   guardSend(
     spec: SendSpec,
-    abort: AbortSignal | undefined,
+    abort: WaitAbort | undefined,
     start: (spec: SendSpec) => StartedSend,
   ): SendOperation {
     const waitOnly = spec?.text === undefined && spec?.keys === undefined;
@@ -201,7 +202,7 @@ export class SessionKeyboard implements Disposable {
   /** A send with input while held: it waits for hand-back until its bound ends. */
   private deferred(
     spec: SendSpec,
-    abort: AbortSignal | undefined,
+    abort: WaitAbort | undefined,
     start: (spec: SendSpec) => StartedSend,
   ): SendOperation {
     const startedAt = performance.now();
@@ -261,9 +262,7 @@ export class SessionKeyboard implements Disposable {
           human();
           return;
         }
-        const onAbort = (): void => human();
-        abort.addEventListener('abort', onAbort, { once: true });
-        store.own('keyboard wait abort', () => abort.removeEventListener('abort', onAbort));
+        store.add(abort.onAbort(() => human()));
       }
     });
     return {

@@ -35,6 +35,7 @@ import type {
 } from '../../shared/types.js';
 import { SessionKeyboard, type StartedSend } from './keyboard-hold.js';
 import { LiveOutputReceiver } from './live-output-receiver.js';
+import { signalAbort, type WaitAbort } from './wait-end.js';
 
 /** Everything a thread session is built from. */
 export interface ThreadSessionParts {
@@ -150,7 +151,15 @@ export class ThreadSession implements TerminalSession {
   startSend(request: SendRequest): SendOperation {
     // The AbortSignal stays on this thread; everything else is plain data for the engine to validate.
     const { signal, ...spec } = request ?? {};
-    return this.keyboard.guardSend(spec, signal, (admitted) => this.startThreadSend(admitted, signal));
+    return this.startSendUntil(spec, signal === undefined ? undefined : signalAbort(signal));
+  }
+
+  /**
+   * `startSend` with its wait ended by `waitEnd` instead of an AbortSignal: the daemon's path
+   * (wait-end.ts says what a signal per send cost there).
+   */
+  startSendUntil(spec: SendSpec, waitEnd: WaitAbort | undefined): SendOperation {
+    return this.keyboard.guardSend(spec, waitEnd, (admitted) => this.startThreadSend(admitted, waitEnd));
   }
 
   /** A person's hold of the keyboard (SPEC §13). */
@@ -174,7 +183,7 @@ export class ThreadSession implements TerminalSession {
     return this.keyboard.busy;
   }
 
-  private startThreadSend(spec: SendSpec, signal: AbortSignal | undefined): StartedSend {
+  private startThreadSend(spec: SendSpec, waitEnd: WaitAbort | undefined): StartedSend {
     const sendId = this.nextSendId++;
     // One call takes the send and answers with its result: the engine thread posts nothing (and wakes
     // no host) between taking the send and writing its input, which a separate `startSend` reply did
@@ -198,18 +207,18 @@ export class ThreadSession implements TerminalSession {
         throw refusal === undefined ? error : refusal.error;
       }
     };
-    let onAbort: (() => void) | undefined;
-    if (signal !== undefined) {
+    let done = settled;
+    if (waitEnd !== undefined) {
       // Aborting ends only the wait (the send settles `running`): a client's own request timeout must
       // never turn into a signal to the command it was waiting on. `cancel()` is the SIGINT path.
-      onAbort = () => void afterStart(() => this.proxy.endWait(sendId)).catch(() => undefined);
-      if (signal.aborted) onAbort();
-      // One-shot: removed below once the send settled, whichever comes first.
-      else signal.addEventListener('abort', onAbort, { once: true });
+      const onAbort = () => void afterStart(() => this.proxy.endWait(sendId)).catch(() => undefined);
+      if (waitEnd.aborted) onAbort();
+      else {
+        // One-shot: forgotten once the send settled, whichever comes first.
+        const listening = waitEnd.onAbort(onAbort);
+        done = settled.finally(() => listening.dispose());
+      }
     }
-    const done = settled.finally(() => {
-      if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
-    });
     const op: SendOperation = {
       done,
       readOutput: () => afterStart(() => this.proxy.readSendOutput(sendId)),

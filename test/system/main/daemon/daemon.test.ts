@@ -369,6 +369,56 @@ describe('attaching', () => {
     await watcher.shutdown();
   });
 
+  it('a reattach ends the wait of a send still in flight (it settles `running`, the command runs on)', async () => {
+    const socket = socketIn(scratchDirectory());
+    await startDaemonProcess(socket);
+    const killed = spawn(process.execPath, [CLIENT, socket, 'slow', 'sleep 3; echo late-$((6*7))']);
+    await new Promise<void>((resolve) => {
+      killed.stdout.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('sent ')) resolve();
+      });
+    });
+    const watcher = await client(socket);
+    await until('the send to be in flight', async () => (await watcher.list())[0]?.busy === true);
+    killed.kill('SIGKILL');
+    await new Promise((resolve) => killed.once('exit', resolve));
+    await until('the session to be detached', async () => (await watcher.list())[0]?.attached === false);
+    const attaching = Date.now();
+    const session = await watcher.attach({ name: 'slow' });
+    // Well before the command's 3 s: the reattach ended the wait, not the command's end.
+    expect(Date.now() - attaching).toBeLessThan(2_000);
+    expect(session.reattach?.orphanedResult?.waitReason).toBe('running');
+    const rest = await session.startSend({ timeoutMs: 10_000 }).done;
+    expect(rest.waitReason).toBe('stdin_read');
+    expect(rest.viewport.split('\n')).toContain('late-42');
+    await watcher.shutdown();
+  });
+
+  it("a client's AbortSignal ends a send's wait on the daemon, not the command it typed", async () => {
+    const socket = socketIn(scratchDirectory());
+    await startDaemonProcess(socket);
+    const engine = await client(socket);
+    const session = await engine.spawn();
+    const controller = new AbortController();
+    const op = session.startSend({
+      text: 'echo tick-$((40+2)); sleep 2; echo tock-$((40+3))',
+      signal: controller.signal,
+    });
+    let seen = '';
+    await until('the first line', async () => {
+      seen += (await op.readOutput()).delta;
+      return seen.includes('tick-42');
+    });
+    controller.abort();
+    const aborted = Date.now();
+    expect((await op.done).waitReason).toBe('running');
+    expect(Date.now() - aborted).toBeLessThan(1_500);
+    const rest = await session.startSend({ timeoutMs: 10_000 }).done;
+    expect(rest.waitReason).toBe('stdin_read');
+    expect(rest.viewport.split('\n')).toContain('tock-43');
+    await engine.shutdown();
+  });
+
   it('output that arrived while detached leads the reattach report as lines', async () => {
     const socket = socketIn(scratchDirectory());
     await startDaemonProcess(socket);

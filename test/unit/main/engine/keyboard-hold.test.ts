@@ -10,6 +10,7 @@ import {
   HOLD_HEARTBEAT_TIMEOUT_MS,
   SessionKeyboard,
 } from '../../../../src/main/engine/keyboard-hold.js';
+import { WaitEnd } from '../../../../src/main/engine/wait-end.js';
 import type { SendSpec } from '../../../../src/shared/protocol.js';
 import { unenforcedLimits } from '../../../../src/shared/session-limits.js';
 import type { SendOperation, TerminalSendResult } from '../../../../src/shared/types.js';
@@ -196,5 +197,21 @@ it('says which send a hold settled `human`: taken over in flight, not typed, or 
   const notTyped = keyboard.guardSend({ text: 'ls', timeoutMs: 300 }, undefined, vi.fn());
   await vi.advanceTimersByTimeAsync(300);
   await expect(notTyped.done).resolves.toMatchObject({ waitReason: 'human', humanHold: 'not_typed' });
+  keyboard.dispose();
+});
+
+it('ends the wait of a send waiting for hand-back when its wait is ended: `human`, nothing typed, even after hand-back', async () => {
+  const keyboard = new SessionKeyboard(port(), BOUNDS);
+  const hold = keyboard.take({ holder: 'page' });
+  const start = vi.fn();
+  const waitEnd = new WaitEnd();
+  const send = keyboard.guardSend({ text: 'ls', timeoutMs: 5000 }, waitEnd, start);
+  await vi.advanceTimersByTimeAsync(100);
+  waitEnd.end();
+  await expect(send.done).resolves.toMatchObject({ waitReason: 'human', humanHold: 'not_typed' });
+  await hold.release();
+  await vi.advanceTimersByTimeAsync(100);
+  expect(start).not.toHaveBeenCalled();
+  expect(keyboard.busy).toBe(false);
   keyboard.dispose();
 });
