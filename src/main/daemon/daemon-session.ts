@@ -15,7 +15,7 @@ import type {
   TerminalSession,
 } from '../../shared/types.js';
 import { statusOrExited } from '../engine/session-listing.js';
-import { WaitEnd } from '../engine/wait-end.js';
+import { startSendUntil, WaitEnd } from '../engine/wait-end.js';
 
 /**
  * Bytes of lines a reattach shows at most: the tool result cap's default (SPEC §3 `maxResultBytes`),
@@ -256,21 +256,4 @@ function lastLinesWithin(text: string, maxBytes: number): string {
   const tail = bytes.subarray(bytes.length - maxBytes);
   const newline = tail.indexOf(0x0a);
   return (newline === -1 ? tail : tail.subarray(newline + 1)).toString('utf8').replace(/^\uFFFD+/, '');
-}
-
-/** The engine's sessions end a wait without an AbortSignal (thread-session.ts); another kind gets one. */
-interface WaitEndable {
-  startSendUntil(request: Omit<SendRequest, 'signal'>, waitEnd: WaitEnd): SendOperation;
-}
-
-function startSendUntil(
-  session: TerminalSession,
-  request: Omit<SendRequest, 'signal'>,
-  waitEnd: WaitEnd,
-): SendOperation {
-  const endable = session as Partial<WaitEndable>;
-  if (typeof endable.startSendUntil === 'function') return endable.startSendUntil(request, waitEnd);
-  const controller = new AbortController();
-  waitEnd.onAbort(() => controller.abort(new TerminalError('ABORTED', 'the wait was ended')));
-  return session.startSend({ ...request, signal: controller.signal });
 }

@@ -5,7 +5,8 @@
  * daemon 0.077 ms at p50 (lower in 11 of 11 alternating rounds, bench/README.md "daemon"): Node's
  * EventTarget bookkeeping, on a path that needs only a flag and a listener or two.
  */
-import type { Disposable } from '../../shared/types.js';
+import { TerminalError } from '../../shared/errors.js';
+import type { Disposable, SendOperation, SendRequest, TerminalSession } from '../../shared/types.js';
 
 /** A wait's end, as the send's layers (the keyboard hold, the thread session) listen for it. */
 export interface WaitAbort {
@@ -58,4 +59,22 @@ export class WaitEnd implements WaitAbort {
     this.listeners = undefined;
     for (const listener of listeners) listener();
   }
+}
+
+/** The engine's sessions take a {@link WaitAbort} in place of an AbortSignal (thread-session.ts). */
+interface WaitEndable {
+  startSendUntil(request: Omit<SendRequest, 'signal'>, waitEnd: WaitAbort): SendOperation;
+}
+
+/** `session.startSend(request)` with its wait ended by `waitEnd`; a session of another kind gets a signal. */
+export function startSendUntil(
+  session: TerminalSession,
+  request: Omit<SendRequest, 'signal'>,
+  waitEnd: WaitEnd,
+): SendOperation {
+  const endable = session as Partial<WaitEndable>;
+  if (typeof endable.startSendUntil === 'function') return endable.startSendUntil(request, waitEnd);
+  const controller = new AbortController();
+  waitEnd.onAbort(() => controller.abort(new TerminalError('ABORTED', 'the wait was ended')));
+  return session.startSend({ ...request, signal: controller.signal });
 }

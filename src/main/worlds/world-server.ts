@@ -10,7 +10,13 @@
 import type { Readable, Writable } from 'node:stream';
 import { describeError, TerminalError } from '../../shared/errors.js';
 import { CLIENT_GONE_GRACE_MS } from '../../shared/session-limits.js';
-import type { CloseOptions, PtyEngine, SpawnOptions, TerminalSession } from '../../shared/types.js';
+import type {
+  CloseOptions,
+  PtyEngine,
+  SendRequest,
+  SpawnOptions,
+  TerminalSession,
+} from '../../shared/types.js';
 import {
   type ClientFrame,
   type ServerFrame,
@@ -19,6 +25,7 @@ import {
   WORLD_SESSION_METHODS,
   type WorldOperation,
 } from '../../shared/world-protocol.js';
+import { startSendUntil, WaitEnd } from '../engine/wait-end.js';
 import { answerHello } from './hello.js';
 import { LiveOutputSender } from './live-output-flow.js';
 import { ServedCalls, ServedSends } from './served-calls.js';
@@ -97,9 +104,7 @@ class WorldServer {
     }
     switch (frame.t) {
       case 'call': {
-        const signal =
-          frame.op === 'spawn' || frame.op === 'send' ? this.calls.signalFor(frame.id) : undefined;
-        void this.calls.answer(frame.id, () => this.invoke(frame.op, frame.args ?? {}, signal));
+        void this.calls.answer(frame.id, () => this.invoke(frame.id, frame.op, frame.args ?? {}));
         return;
       }
       case 'abort':
@@ -147,20 +152,16 @@ class WorldServer {
   }
 
   /** Runs one call; synchronous up to the engine's own call, so calls take effect in arrival order. */
-  private invoke(
-    op: WorldOperation,
-    args: Record<string, unknown>,
-    signal: AbortSignal | undefined,
-  ): unknown {
+  private invoke(callId: number, op: WorldOperation, args: Record<string, unknown>): unknown {
     const engine = this.engine;
     if (engine === undefined) {
       throw new TerminalError('ENGINE_CLOSED', 'the world is not ready, or is shutting down');
     }
     switch (op) {
       case 'spawn':
-        return this.spawn(engine, args.options as SpawnOptions | undefined, signal!);
+        return this.spawn(engine, args.options as SpawnOptions | undefined, this.calls.signalFor(callId));
       case 'send':
-        return this.startSend(args, signal!);
+        return this.startSend(callId, args);
       case 'send-output':
         return this.lookup(args.session).sends.find(args.send).readOutput();
       case 'send-cancel':
@@ -211,11 +212,13 @@ class WorldServer {
   }
 
   /** Starts the send at once (so the client's next `send-output` finds it) and answers when it settles. */
-  private startSend(args: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+  private startSend(callId: number, args: Record<string, unknown>): Promise<unknown> {
     const served = this.lookup(args.session);
     const sendId = Number(args.send);
-    const request = { ...(args.request as object | undefined), signal };
-    const operation = served.session.startSend(request);
+    // The call's abort frame ends the wait through a WaitEnd, not an AbortSignal (wait-end.ts).
+    const waitEnd = new WaitEnd();
+    const operation = startSendUntil(served.session, (args.request ?? {}) as SendRequest, waitEnd);
+    this.calls.abortableBy(callId, () => waitEnd.end());
     served.sends.track(sendId, operation);
     return operation.done;
   }
