@@ -33,6 +33,7 @@ import type {
   TerminalSize,
   TerminalSnapshot,
 } from '../../shared/types.js';
+import { CallRace } from './call-race.js';
 import { SessionKeyboard, type StartedSend } from './keyboard-hold.js';
 import { LiveOutputReceiver } from './live-output-receiver.js';
 import { signalAbort, type WaitAbort } from './wait-end.js';
@@ -100,6 +101,8 @@ export class ThreadSession implements TerminalSession {
    * order); the task's result travels on another port and can overtake them, so it is no signal here.
    */
   private readonly finished: Promise<never>;
+  /** Every call races the thread's death and the closed port (call-race.ts: not `Promise.race`). */
+  private readonly calls: CallRace;
   /** Resolves once the session's control port is closed (by either thread). */
   private readonly portClosed: Promise<void>;
   private readonly listeners = new Set<(chunk: OutputChunk) => void>();
@@ -146,6 +149,7 @@ export class ThreadSession implements TerminalSession {
       ),
     );
     this.finished.catch(() => undefined);
+    this.calls = new CallRace([this.death, this.finished]);
   }
 
   startSend(request: SendRequest): SendOperation {
@@ -342,7 +346,7 @@ export class ThreadSession implements TerminalSession {
     if (this.closed) {
       return Promise.reject(new TerminalError('SESSION_CLOSED', `session ${this.id} is closed`));
     }
-    return Promise.race([invoke(), this.death, this.finished]);
+    return this.calls.race(invoke());
   }
 
   private readonly deliverLiveOutput = (chunk: OutputChunk): void => {
