@@ -7,12 +7,12 @@ import {
   accessSync,
   constants as fsConstants,
   readdirSync,
-  readFileSync,
   rmdirSync,
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
 import { engineOfCgroupName } from '../../shared/engine-cgroup.js';
+import { readProcText } from '../proc/proc-files.js';
 import { isAlive } from '../proc/proc-probe.js';
 
 /** The `agent-pty.<pid>.<starttime>` directories under `home` whose engine process is gone. */
@@ -25,13 +25,13 @@ export function staleEngineDirs(home: string): string[] {
     .map((name) => path.join(home, name));
 }
 
-/** A kernel file's text, or `undefined` when it cannot be read (the cgroup is gone). */
+/**
+ * A kernel file's text, or `undefined` when it cannot be read (the cgroup is gone). Read like a procfs
+ * file (open, one read into a reused buffer, close): the limit-event counters are read on every
+ * result's way back, and `readFileSync` costs twice the calls (fstat, a second read) and an allocation.
+ */
 export function readText(file: string): string | undefined {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
-  }
+  return readProcText(file);
 }
 
 /** Writes `value` to a kernel file; a vanished cgroup (ENOENT) is not an error. */
