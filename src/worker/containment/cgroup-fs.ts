@@ -3,13 +3,7 @@
  * (cgroup.ts) and the limit cgroups (cgroup-v1-limits.ts, session-cgroups.ts). Kernel files of a
  * cgroup are tiny and never block on I/O, so sync calls are the cheapest correct choice.
  */
-import {
-  accessSync,
-  constants as fsConstants,
-  readdirSync,
-  rmdirSync,
-  writeFileSync,
-} from 'node:fs';
+import { accessSync, constants as fsConstants, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { engineOfCgroupName } from '../../shared/engine-cgroup.js';
 import { readProcText } from '../proc/proc-files.js';
