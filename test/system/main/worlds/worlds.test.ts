@@ -15,6 +15,7 @@ import {
   type RemoteEngineInternals,
   type TerminalSession,
 } from '../../../../dist/main/index.js';
+import { abortedSend } from '../../../support/aborted-send.js';
 import { isAlive, testEngine } from '../../../support/engine.js';
 import { until } from '../../../support/until.js';
 
@@ -126,28 +127,6 @@ describe('a world over a local pipe', () => {
     const [localResult, farResult] = await Promise.all([abortedSend(local), abortedSend(far)]);
     expect(farResult).toEqual(localResult);
   });
-
-  async function abortedSend(engine: PtyEngine): Promise<{ waitReason: string; rest: string }> {
-    const session = await engine.spawn();
-    const controller = new AbortController();
-    const op = session.startSend({
-      text: 'echo tick-$((40+2)); sleep 2; echo tock-$((40+3))',
-      signal: controller.signal,
-    });
-    let seen = '';
-    for (const deadline = Date.now() + 8_000; !seen.includes('tick-42') && Date.now() < deadline; ) {
-      seen += (await op.readOutput()).delta;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(seen).toContain('tick-42');
-    controller.abort();
-    const aborted = Date.now();
-    const result = await op.done;
-    expect(Date.now() - aborted).toBeLessThan(1_500); // the abort reached the far side
-    const rest = await session.startSend({ timeoutMs: 10_000 }).done;
-    expect(rest.waitReason).toBe('stdin_read');
-    return { waitReason: result.waitReason, rest: rest.viewport.includes('tock-43') ? 'tock' : 'no tock' };
-  }
 
   it('delivers live output, and an aborted spawn rejects with the caller’s reason', async () => {
     const engine = await world();
