@@ -32,6 +32,12 @@ export interface XtermInternals {
   /** Parses `data` at once (xterm's write buffer must be empty: no `write()` in flight). */
   writeSync(data: string): void;
   /**
+   * Drops the normal buffer's scrollback (the rows above its screen), as `CSI 3 J` does (the saved
+   * cursor moved with the rows, which `CSI 3 J` forgets), without a sequence being parsed (one of ours parsed while the program's is open would break it); returns how
+   * many rows went.
+   */
+  dropScrollback(): number;
+  /**
    * Parses now what xterm's write buffer still holds, calling each entry's callback in order, so the
    * terminal is idle afterwards.
    */
@@ -79,6 +85,14 @@ function reach(terminal: Terminal): XtermInternals | string {
   if (typeof lines?.length !== 'number' || typeof lines.maxLength !== 'number') {
     return 'no buffers.active.lines.length/maxLength';
   }
+  const normal = buffers?.normal as Shape;
+  const normalLines = normal?.lines as Shape;
+  if (typeof normal?.ybase !== 'number' || typeof normal.ydisp !== 'number' || typeof normal.savedY !== 'number') {
+    return 'no buffers.normal.ybase/ydisp/savedY';
+  }
+  if (typeof normalLines?.trimStart !== 'function') return 'no buffers.normal.lines.trimStart';
+  const rowsOf = core._bufferService as Shape;
+  if (typeof rowsOf?.rows !== 'number') return 'no _bufferService.rows';
   const writeSync = core.writeSync;
   if (typeof writeSync !== 'function') return 'no writeSync';
   const charsets = core._charsetService as Shape;
@@ -106,8 +120,27 @@ function reach(terminal: Terminal): XtermInternals | string {
     },
     charsetMapped: () => charsets.charset !== undefined,
     writeSync: sync,
+    dropScrollback: () => {
+      const buffer = buffers?.normal as unknown as NormalBufferState;
+      const excess = buffer.lines.length - (rowsOf as unknown as { rows: number }).rows;
+      if (excess <= 0) return 0;
+      buffer.lines.trimStart(excess);
+      buffer.ybase = Math.max(buffer.ybase - excess, 0);
+      buffer.ydisp = Math.max(buffer.ydisp - excess, 0);
+      // The saved cursor (DECSC, `CSI ? 1049 h`) is an absolute row, unlike the cursor's own.
+      buffer.savedY = Math.max(buffer.savedY - excess, 0);
+      return excess;
+    },
     drainWrites: writeBufferDrain(writeBuffer as unknown as WriteBufferState, sync),
   };
+}
+
+/** xterm 6's normal `Buffer`: its line ring and the scrolled-off rows above the screen (`ybase`). */
+interface NormalBufferState {
+  lines: { length: number; trimStart(count: number): void };
+  ybase: number;
+  ydisp: number;
+  savedY: number;
 }
 
 /**
