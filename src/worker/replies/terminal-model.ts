@@ -84,6 +84,38 @@ export interface RenderedScreen {
   cursor: { row: number; col: number };
 }
 
+/**
+ * The text of the output as it appears, for those who follow it rather than read it: pass-through text
+ * as it comes, and what parsed output changed on the screen (lines redrawn come again as new lines).
+ */
+export interface StreamListener {
+  /** Whether anyone follows now (else nothing is computed for them). */
+  active(): boolean;
+  /** Text of the current line. */
+  text(s: string): void;
+  /** End of line. */
+  newline(): void;
+  /** Several lines at once. */
+  textBlock(block: string, ascii: boolean): void;
+  /** The current line is written again from its start. */
+  rewriteLine(): void;
+}
+
+/** A listener for nobody. */
+const NO_LISTENER: StreamListener = {
+  active: () => false,
+  text: () => undefined,
+  newline: () => undefined,
+  textBlock: () => undefined,
+  rewriteLine: () => undefined,
+};
+
+/**
+ * Rewrites remembered for {@link TerminalModel.rewrittenSince}. A mark older than the oldest one kept is
+ * answered conservatively (from the oldest kept rewrite's line or earlier).
+ */
+const REWRITES_KEPT = 64;
+
 /** What a terminal model is built from. */
 export interface TerminalModelOptions {
   rows: number;
@@ -94,6 +126,8 @@ export interface TerminalModelOptions {
   maxStringSequenceChars?: number;
   /** A reply of xterm's to a query, with the number of owned prompt markers parsed before it. */
   reply(data: string, markersBefore: number): void;
+  /** Who follows the text as it appears (the send in the slot, the live stream). */
+  listener?: StreamListener;
   /**
    * An OSC 133 payload (`133;…`) was parsed: true when it is one of the session's own markers (nonce
    * checked by the caller), which the model then places.
@@ -110,6 +144,7 @@ export class TerminalModel {
   private readonly internals: XtermInternals;
   private readonly guard: HostileStreamGuard;
   private readonly lineFeeds = new LineFeeds();
+  private readonly listener: StreamListener;
   private disposed = false;
   /** Pass-through (true) or engaged. */
   private passing = true;
@@ -137,6 +172,24 @@ export class TerminalModel {
   private harvested = 0;
   /** Engaged: the head of a wrapped line whose first rows scrolled off while the rest is on screen. */
   private pendingHead: string | undefined;
+  /** Engaged: sequence number of the ring line that holds the row at `harvested`. */
+  private baseSeq = 0;
+  /** Engaged: the lines from `baseSeq` on as a reader may have seen them last (the last one open). */
+  private shown: string[] = [];
+  /** The ring holds `shown` provisionally after its committed lines. */
+  private ringHoldsShown = false;
+  /** Parsed output may have changed the screen since the last {@link sync}. */
+  private dirty = false;
+  /** Counts rewrites; `rewriteSeqs[k]` is the first line rewritten by rewrite `rewriteCount - n + k`. */
+  private rewriteCount = 0;
+  private rewriteSeqs: number[] = [];
+  /**
+   * Engaged, for the listener: the lines from `baseSeq` to the cursor as it was told them (undefined:
+   * not followed), those committed since, and the alternate screen's rows as told.
+   */
+  private heard: string[] | undefined;
+  private committedUntold: string[] = [];
+  private heardAlternate: string[] | undefined;
   private markers = 0;
   /** Where the latest owned marker was parsed (absolute row, column); row -1: none since the reset. */
   private markerRow = -1;
@@ -150,6 +203,7 @@ export class TerminalModel {
     this.rows = rows;
     this.cols = cols;
     this.ring = options.ring;
+    this.listener = options.listener ?? NO_LISTENER;
     this.row = new Uint16Array(cols);
     this.rowSaved = new Uint16Array(cols);
     this.terminal = new xtermHeadless.Terminal({
@@ -231,13 +285,39 @@ export class TerminalModel {
       data = data.slice(0, -1);
     }
     if (data.length === 0) return;
+    const following = this.listener.active();
+    if (!following) this.stopTelling();
+    else if (!this.passing && this.heard === undefined) this.startTelling();
     if (this.passing || (mayPassThrough(data) && this.canDisengage(data))) {
       data = this.holdUnfinishedEnd(data);
-      if (data.length === 0) return;
-      if (this.passThrough(data)) return;
+      if (data.length === 0) {
+        if (following) this.tell();
+        return;
+      }
+      if (this.passThrough(data, following)) return;
     }
     this.engage();
+    if (following && this.heard === undefined) this.startTelling();
     this.parseNow(data);
+    if (following) this.tell();
+  }
+
+  /** A counter that {@link rewrittenSince} takes: read it when taking a mark. */
+  get rewriteEpoch(): number {
+    return this.rewriteCount;
+  }
+
+  /**
+   * The lowest sequence number of a line a reader may have read complete that was rewritten after
+   * `epoch` (a {@link rewriteEpoch} value), or Infinity when none was.
+   */
+  rewrittenSince(epoch: number): number {
+    const newer = this.rewriteCount - epoch;
+    if (newer <= 0) return Number.POSITIVE_INFINITY;
+    const seqs = this.rewriteSeqs;
+    let lowest = Number.POSITIVE_INFINITY;
+    for (let k = Math.max(0, seqs.length - newer); k < seqs.length; k++) lowest = Math.min(lowest, seqs[k]!);
+    return lowest;
   }
 
   /** Parses what waits lazily (and a carried end), so xterm's state is that of the stream's end. */
@@ -261,6 +341,8 @@ export class TerminalModel {
     this.flush();
     this.engage();
     this.harvest();
+    this.stopTelling(); // reflowed lines are no news
+    this.dirty = true;
     // Reflow moves rows: find the first row not in the ring again by counting logical lines.
     const before = this.terminal.buffer.normal;
     let harvestedLines = 0;
@@ -329,42 +411,136 @@ export class TerminalModel {
   }
 
   /**
-   * For readers: makes the ring end with what the screen shows (engaged: the rows not scrolled off are
-   * appended provisionally; the caller reads, then calls {@link unsync} with what this returned).
+   * For readers: makes the ring end with what the screen shows. Engaged, the rows not scrolled off are
+   * held in the ring provisionally after the committed lines, until the screen changes them.
    */
-  sync(): number | undefined {
-    if (this.disposed) return undefined;
+  sync(): void {
+    if (this.disposed) return;
     if (this.passing) {
       this.syncRow();
-      return undefined;
+      return;
     }
     this.settlePendingHead();
-    const from = this.ring.headSeq;
-    // What a person sees: every row down to the last one that shows something (rows below the cursor
-    // included: a redraw in progress leaves the previous frame's lines there) — of the main screen,
-    // also while a full-screen program shows the alternate one: its screen never reaches the scrollback
-    // (it is read on its own), and the main screen waits underneath (trap 1 of 0005).
+    if (!this.dirty && this.ringHoldsShown) return;
+    this.dirty = false;
+    const lines = this.view(true);
+    const shown = this.shown;
+    let same = 0;
+    while (same < lines.length && same < shown.length && lines[same] === shown[same]) same += 1;
+    // A changed line that was complete when a reader saw it: the reader must be shown it again.
+    if (same < shown.length - 1) this.noteRewrite(this.baseSeq + same);
+    let from = 0;
+    if (this.ringHoldsShown) {
+      // The old open line may be complete now, and the new open line may have been complete before.
+      from = Math.max(0, Math.min(same, shown.length - 1, lines.length - 1));
+      this.ring.retract(this.baseSeq + from);
+    }
+    for (let k = from; k < lines.length; k++) {
+      if (k > from) this.ring.newline();
+      this.ring.text(lines[k]!);
+    }
+    this.shown = lines;
+    this.ringHoldsShown = true;
+  }
+
+  /**
+   * Engaged: the logical lines from the row at `harvested` (its held head included) of the main screen —
+   * also while a full-screen program shows the alternate one: its screen never reaches the scrollback
+   * (it is read on its own), and the main screen waits underneath (trap 1 of 0005). To the cursor row,
+   * or (`visible`) to the last row that shows something, as a person sees it (a redraw in progress
+   * leaves the previous frame's lines below the cursor).
+   */
+  private view(visible: boolean): string[] {
     const buffer = this.terminal.buffer.normal;
     let to = buffer.cursorY + 1;
+    if (visible) {
+      for (let y = this.rows - 1; y >= to; y--) {
+        if ((buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? '') !== '') {
+          to = y + 1;
+          break;
+        }
+      }
+    }
+    const lines = this.rowsAsLines(this.harvested, buffer.baseY + to, buffer);
+    if (lines.length > 0) lines[0] = (this.pendingHead ?? '') + lines[0];
+    else if (this.pendingHead !== undefined) lines.push(this.pendingHead);
+    return lines;
+  }
+
+  /** The alternate screen's rows down to the last that shows something (or the cursor's). */
+  private alternateView(): string[] {
+    const buffer = this.terminal.buffer.alternate;
+    let to = buffer.cursorY + 1;
     for (let y = this.rows - 1; y >= to; y--) {
-      if ((buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? '') !== '') {
+      if ((buffer.getLine(y)?.translateToString(true) ?? '') !== '') {
         to = y + 1;
         break;
       }
     }
-    const rows = this.rowsAsLines(this.harvested, buffer.baseY + to, buffer);
-    if (rows.length > 0) rows[0] = (this.pendingHead ?? '') + rows[0];
-    else if (this.pendingHead !== undefined) rows.push(this.pendingHead);
-    for (let i = 0; i < rows.length; i++) {
-      if (i > 0) this.ring.newline();
-      this.ring.text(rows[i]!);
-    }
-    return from;
+    const lines: string[] = [];
+    for (let y = 0; y < to; y++) lines.push(buffer.getLine(y)?.translateToString(true) ?? '');
+    return lines;
   }
 
-  /** Takes back what {@link sync} appended. */
-  unsync(from: number | undefined): void {
-    if (from !== undefined) this.ring.retract(from);
+  private noteRewrite(seq: number): void {
+    this.rewriteCount += 1;
+    this.rewriteSeqs.push(seq);
+    if (this.rewriteSeqs.length > REWRITES_KEPT) this.rewriteSeqs.shift();
+  }
+
+  /** Takes the provisionally held lines out of the ring (something is committed before them). */
+  private releaseShown(): void {
+    if (!this.ringHoldsShown) return;
+    this.ring.retract(this.baseSeq);
+    this.ringHoldsShown = false;
+  }
+
+  /** Engaged: lines that left the screen go to the ring for good. */
+  private commit(lines: string[]): void {
+    if (lines.length === 0) return;
+    this.releaseShown();
+    const shown = this.shown;
+    for (const line of lines) {
+      const before = shown.shift();
+      if (before !== undefined && shown.length > 0 && before !== line) this.noteRewrite(this.ring.headSeq);
+      this.ring.text(line);
+      this.ring.newline();
+      if (this.heard !== undefined) this.committedUntold.push(line);
+    }
+    this.baseSeq = this.ring.headSeq;
+    this.dirty = true;
+  }
+
+  // --- the listener ------------------------------------------------------------------------------
+
+  /** Engaged: from now on the listener is told what changes, starting from what the screen shows. */
+  private startTelling(): void {
+    this.heard = this.view(false);
+    this.committedUntold = [];
+    this.heardAlternate = this.terminal.buffer.active.type === 'alternate' ? this.alternateView() : undefined;
+  }
+
+  private stopTelling(): void {
+    this.heard = undefined;
+    this.committedUntold = [];
+    this.heardAlternate = undefined;
+  }
+
+  /** Tells the listener what the last parse changed (engaged; pass-through tells as it goes). */
+  private tell(): void {
+    if (this.passing || this.heard === undefined) return;
+    if (this.terminal.buffer.active.type === 'alternate') {
+      const now = this.alternateView();
+      tellChanges(this.listener, this.heardAlternate ?? [], now);
+      this.heardAlternate = now;
+      return;
+    }
+    this.heardAlternate = undefined;
+    const now = this.view(false);
+    const untold = this.committedUntold;
+    tellChanges(this.listener, this.heard, untold.length === 0 ? now : untold.concat(now));
+    this.heard = now;
+    this.committedUntold = [];
   }
 
   /** The terminal serialized (SPEC §2) at the stream's end. Throws SESSION_CLOSED after dispose. */
@@ -449,24 +625,24 @@ export class TerminalModel {
   }
 
   /** Takes `data` on the fast path when it can; false: it must be parsed. */
-  private passThrough(data: string): boolean {
+  private passThrough(data: string, following: boolean): boolean {
     // After a CR or BS the cursor may stand inside the open row: text then overwrites (editRow).
     const atLineEnd = this.openCol === this.rowLength;
     const kind = lineTextKind(data, this.lineFeeds);
     if (kind !== LineTextKind.None) {
       if (atLineEnd && !this.hasBareCr(data, kind)) {
-        this.appendLineText(data, data, kind === LineTextKind.Ascii);
+        this.appendLineText(data, data, kind === LineTextKind.Ascii, following);
         return true;
       }
-      return kind === LineTextKind.Ascii && data.indexOf('\t') === -1 && this.editRow(data);
+      return kind === LineTextKind.Ascii && data.indexOf('\t') === -1 && this.editRow(data, following);
     }
-    if (data.indexOf('\x1b') === -1) return ROW_EDIT_TEXT.test(data) && this.editRow(data);
+    if (data.indexOf('\x1b') === -1) return ROW_EDIT_TEXT.test(data) && this.editRow(data, following);
     if (!atLineEnd) return false;
     const plain = data.replace(SGR, '');
     if (plain.indexOf('\x1b') !== -1) return false;
     const plainKind = lineTextKind(plain, this.lineFeeds);
     if (plainKind === LineTextKind.None || BARE_CR.test(plain)) return false;
-    this.appendLineText(plain, data, plainKind === LineTextKind.Ascii);
+    this.appendLineText(plain, data, plainKind === LineTextKind.Ascii, following);
     return true;
   }
 
@@ -511,8 +687,9 @@ export class TerminalModel {
   }
 
   /** Line text without bare CRs (`plain`), which xterm gets later as `raw` (the same with its SGRs). */
-  private appendLineText(plain: string, raw: string, ascii: boolean): void {
+  private appendLineText(plain: string, raw: string, ascii: boolean, following: boolean): void {
     this.syncRow();
+    if (following) this.listener.textBlock(plain, ascii);
     const knownFeeds = plain === raw && ascii && this.lineFeeds.count >= 0;
     this.ring.textBlock(plain, ascii, knownFeeds ? this.lineFeeds : undefined);
     const lastLf = plain.lastIndexOf('\n');
@@ -538,7 +715,7 @@ export class TerminalModel {
    * reaches the last column (wrapping would take the cursor to another row). False: not exact, and
    * nothing changed.
    */
-  private editRow(data: string): boolean {
+  private editRow(data: string, following: boolean): boolean {
     if (!this.openAscii) return false;
     const row = this.row;
     const saved = this.rowSaved;
@@ -590,6 +767,16 @@ export class TerminalModel {
     this.openCol = col;
     this.rowToRing = true;
     this.rowToXterm = true;
+    if (following) {
+      const listener = this.listener;
+      for (const line of done) {
+        listener.rewriteLine();
+        listener.text(line);
+        listener.newline();
+      }
+      listener.rewriteLine();
+      listener.text(this.openText());
+    }
     return true;
   }
 
@@ -670,6 +857,8 @@ export class TerminalModel {
     }
     this.harvested = buffer.baseY + (firstStart === -1 ? buffer.cursorY + 1 : firstStart);
     this.pendingHead = undefined;
+    this.dirty = true;
+    this.stopTelling();
     if (firstStart !== 0) {
       // The top rows continue a line whose head scrolled off in the lazy feed: the ring keeps that head
       // (what the line holds beyond the rows xterm still shows), and xterm the rest.
@@ -679,11 +868,18 @@ export class TerminalModel {
       if (line !== undefined && seq >= this.ring.oldestSeq && line.endsWith(tail)) {
         this.pendingHead = line.slice(0, line.length - tail.length);
         this.harvested = buffer.baseY;
-        this.ring.retract(seq);
+        this.holdOnScreen(seq);
         return;
       }
     }
-    this.ring.retract(this.ring.headSeq - (starts - 1));
+    this.holdOnScreen(Math.min(this.ring.headSeq, this.ring.headSeq - (starts - 1)));
+  }
+
+  /** The ring's lines from `seq` on are on xterm's screen: held provisionally from now on. */
+  private holdOnScreen(seq: number): void {
+    this.baseSeq = Math.max(seq, this.ring.oldestSeq);
+    this.shown = this.ring.linesFrom(this.baseSeq);
+    this.ringHoldsShown = true;
   }
 
   /**
@@ -721,12 +917,15 @@ export class TerminalModel {
     const lines = this.rowsAsLines(this.harvested, cursorAt, buffer);
     if (lines.length > 0) lines[0] = (this.pendingHead ?? '') + lines[0];
     else if (this.pendingHead !== undefined) return false;
-    for (const line of lines) {
-      this.ring.text(line);
-      this.ring.newline();
-    }
     this.pendingHead = undefined;
+    this.commit(lines);
+    this.releaseShown();
+    this.shown = [];
     this.ring.text(open);
+    if (this.heard !== undefined) {
+      tellChanges(this.listener, this.heard, this.committedUntold.concat(open));
+      this.stopTelling();
+    }
     this.passing = true;
     this.openAscii = open.length === x && !NOT_PRINTABLE_ASCII.test(open);
     this.rowLength = 0;
@@ -755,6 +954,7 @@ export class TerminalModel {
 
   private parseSlice(data: string): void {
     this.internals.writeSync(data);
+    this.dirty = true;
   }
 
   /** Rows that scrolled into xterm's scrollback go to the ring (those not committed before). */
@@ -770,11 +970,8 @@ export class TerminalModel {
       }
       // The last row's line may go on below (wrapped onto the screen): hold its head.
       if (buffer.getLine(scrolled)?.isWrapped) this.pendingHead = lines.pop();
-      for (const line of lines) {
-        this.ring.text(line);
-        this.ring.newline();
-      }
       this.harvested = scrolled;
+      this.commit(lines);
     }
     this.dropXtermScrollback();
   }
@@ -786,9 +983,9 @@ export class TerminalModel {
   private settlePendingHead(): void {
     if (this.pendingHead === undefined || this.terminal.buffer.normal.getLine(this.harvested)?.isWrapped)
       return;
-    this.ring.text(this.pendingHead);
-    this.ring.newline();
+    const head = this.pendingHead;
     this.pendingHead = undefined;
+    this.commit([head]);
   }
 
   /** Drops xterm's scrollback (rows above the screen), moving row indexes with it. */
@@ -809,6 +1006,38 @@ export class TerminalModel {
       else lines.push(text);
     }
     return lines;
+  }
+}
+
+/**
+ * Tells `listener` how the lines it was told (`before`, the last one open) became `after`: what
+ * continues the open line is appended to it, a changed open line is written again, and lines from the
+ * first that changed before are told again as new lines.
+ */
+function tellChanges(listener: StreamListener, before: string[], after: string[]): void {
+  let same = 0;
+  while (same < before.length && same < after.length && before[same] === after[same]) same += 1;
+  if (same === after.length) return; // nothing new (or the cursor went up to lines already told)
+  const open = before.length - 1;
+  let from = same;
+  if (same < open) {
+    listener.rewriteLine();
+    listener.text(after[from]!);
+  } else if (same === open) {
+    const told = before[open]!;
+    const now = after[from]!;
+    if (now.startsWith(told)) listener.text(now.slice(told.length));
+    else {
+      listener.rewriteLine();
+      listener.text(now);
+    }
+  } else {
+    if (open >= 0) listener.newline();
+    listener.text(after[from]!);
+  }
+  for (from += 1; from < after.length; from++) {
+    listener.newline();
+    listener.text(after[from]!);
   }
 }
 

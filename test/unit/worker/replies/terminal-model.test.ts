@@ -9,10 +9,8 @@ function model(rows: number, cols: number) {
   return {
     m,
     text(): string {
-      const from = m.sync();
-      const t = ring.toString();
-      m.unsync(from);
-      return t;
+      m.sync();
+      return ring.toString();
     },
   };
 }
@@ -22,6 +20,7 @@ function feed(stream: string, cuts: number[], rows: number, cols: number): strin
   let at = 0;
   for (const cut of [...cuts].sort((a, b) => a - b)) {
     m.write(stream.slice(at, cut));
+    if (cut % 2 === 1) text(); // a reader in between changes nothing
     at = cut;
   }
   m.write(stream.slice(at));
