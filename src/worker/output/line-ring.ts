@@ -22,7 +22,6 @@
 import { TerminalError } from '../../shared/errors.js';
 import type { ReadResult } from '../../shared/types.js';
 import type { LineFeeds } from './line-feeds.js';
-import type { SanitizerSink } from './sanitizer.js';
 
 /** A character beyond ASCII (its UTF-8 takes more than one byte). */
 const BEYOND_ASCII = /[\u0080-\uffff]/;
@@ -64,11 +63,11 @@ export interface LineDelta {
 }
 
 /**
- * Bounded line store that implements the text half of {@link SanitizerSink}. Lines are indexed two
+ * Bounded line store of the scrollback, filled by the terminal model. Lines are indexed two
  * ways: `read` pages by position among the held lines (0 = oldest), `readSince` by a monotonic
  * sequence number that survives eviction (for deltas of a send's output).
  */
-export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewriteLine' | 'textBlock'> {
+export class LineRing {
   private readonly maxLines: number;
   private readonly maxBytes: number;
   /** Most bytes the storage ever needs: the bounds, the CRs of CRLF line ends, and one run. */

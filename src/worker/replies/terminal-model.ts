@@ -223,6 +223,8 @@ export class TerminalModel {
     const parser = this.terminal.parser;
     parser.registerOscHandler(133, (payload) => {
       if (!options.marker(`133;${payload}`)) return false;
+      // The shell's own prompt means a full-screen program that died without leaving is gone.
+      if (this.terminal.buffer.active.type === 'alternate') this.internals.leaveAlternateScreen();
       const buffer = this.terminal.buffer.active;
       this.markers += 1;
       this.markerRow = buffer.baseY + buffer.cursorY;

@@ -38,6 +38,11 @@ export interface XtermInternals {
    */
   dropScrollback(): number;
   /**
+   * Back to the normal screen with the cursor saved on entering the alternate one, as `CSI ? 1049 l`
+   * does, without a sequence being parsed (callable from a parser handler).
+   */
+  leaveAlternateScreen(): void;
+  /**
    * Parses now what xterm's write buffer still holds, calling each entry's callback in order, so the
    * terminal is idle afterwards.
    */
@@ -91,6 +96,9 @@ function reach(terminal: Terminal): XtermInternals | string {
     return 'no buffers.normal.ybase/ydisp/savedY';
   }
   if (typeof normalLines?.trimStart !== 'function') return 'no buffers.normal.lines.trimStart';
+  if (typeof buffers?.activateNormalBuffer !== 'function') return 'no buffers.activateNormalBuffer';
+  const inputHandler = core._inputHandler as Shape;
+  if (typeof inputHandler?.restoreCursor !== 'function') return 'no _inputHandler.restoreCursor';
   const rowsOf = core._bufferService as Shape;
   if (typeof rowsOf?.rows !== 'number') return 'no _bufferService.rows';
   const writeSync = core.writeSync;
@@ -120,6 +128,10 @@ function reach(terminal: Terminal): XtermInternals | string {
     },
     charsetMapped: () => charsets.charset !== undefined,
     writeSync: sync,
+    leaveAlternateScreen: () => {
+      (buffers as unknown as { activateNormalBuffer(): void }).activateNormalBuffer();
+      (inputHandler as unknown as { restoreCursor(): void }).restoreCursor();
+    },
     dropScrollback: () => {
       const buffer = buffers?.normal as unknown as NormalBufferState;
       const excess = buffer.lines.length - (rowsOf as unknown as { rows: number }).rows;
