@@ -85,8 +85,10 @@ export interface RenderedScreen {
 }
 
 /**
- * The text of the output as it appears, for those who follow it rather than read it: pass-through text
- * as it comes, and what parsed output changed on the screen (lines redrawn come again as new lines).
+ * The text of the output as it is written, for those who follow it rather than read it: what is printed
+ * (pass-through text as it comes; parsed output as xterm's parser prints it), a CR that is no line end
+ * as a rewrite of the line, line feeds as line ends. Escape sequences tell nothing: a redraw's text
+ * comes again as new text.
  */
 export interface StreamListener {
   /** Whether anyone follows now (else nothing is computed for them). */
@@ -183,13 +185,10 @@ export class TerminalModel {
   /** Counts rewrites; `rewriteSeqs[k]` is the first line rewritten by rewrite `rewriteCount - n + k`. */
   private rewriteCount = 0;
   private rewriteSeqs: number[] = [];
-  /**
-   * Engaged, for the listener: the lines from `baseSeq` to the cursor as it was told them (undefined:
-   * not followed), those committed since, and the alternate screen's rows as told.
-   */
-  private heard: string[] | undefined;
-  private committedUntold: string[] = [];
-  private heardAlternate: string[] | undefined;
+  /** The listener is told what the parser prints now (the program's output, not the lazy feed). */
+  private telling = false;
+  /** A CR was parsed: the next printed text rewrites the line, unless a line feed comes first. */
+  private crPending = false;
   private markers = 0;
   /** Where the latest owned marker was parsed (absolute row, column); row -1: none since the reset. */
   private markerRow = -1;
@@ -215,6 +214,25 @@ export class TerminalModel {
       logLevel: 'off', // xterm 6 warns once that writeSync is deprecated (xterm-internals.ts)
     });
     this.internals = xtermInternals(this.terminal);
+    const listener = this.listener;
+    this.internals.observeText({
+      print: (text) => {
+        if (!this.telling) return;
+        if (this.crPending) {
+          this.crPending = false;
+          listener.rewriteLine();
+        }
+        listener.text(text);
+      },
+      lineFeed: () => {
+        if (!this.telling) return;
+        this.crPending = false;
+        listener.newline();
+      },
+      carriageReturn: () => {
+        if (this.telling) this.crPending = true;
+      },
+    });
     this.guard = new HostileStreamGuard(options.maxStringSequenceChars);
     this.terminal.onData((data) => {
       this.guard.replied();
@@ -288,20 +306,21 @@ export class TerminalModel {
     }
     if (data.length === 0) return;
     const following = this.listener.active();
-    if (!following) this.stopTelling();
-    else if (!this.passing && this.heard === undefined) this.startTelling();
+    if (this.crPending && data.charCodeAt(0) !== 0x0a) {
+      // The CR a parse ended with is no line end: what follows rewrites the line.
+      this.crPending = false;
+      if (following) this.listener.rewriteLine();
+    }
     if (this.passing || (mayPassThrough(data) && this.canDisengage(data))) {
       data = this.holdUnfinishedEnd(data);
-      if (data.length === 0) {
-        if (following) this.tell();
+      if (data.length === 0) return;
+      if (this.passThrough(data, following)) {
+        this.crPending = false; // a CRLF's line end was told with the text
         return;
       }
-      if (this.passThrough(data, following)) return;
     }
     this.engage();
-    if (following && this.heard === undefined) this.startTelling();
-    this.parseNow(data);
-    if (following) this.tell();
+    this.parseNow(data, following);
   }
 
   /** A counter that {@link rewrittenSince} takes: read it when taking a mark. */
@@ -331,7 +350,7 @@ export class TerminalModel {
       const carry = this.carry.slice(0, this.carry.length - held);
       this.carry = this.carry.slice(this.carry.length - held);
       this.engage();
-      this.parseNow(carry);
+      this.parseNow(carry, this.listener.active());
       return;
     }
     this.feedDeferred();
@@ -343,7 +362,6 @@ export class TerminalModel {
     this.flush();
     this.engage();
     this.harvest();
-    this.stopTelling(); // reflowed lines are no news
     this.dirty = true;
     // Reflow moves rows: find the first row not in the ring again by counting logical lines.
     const before = this.terminal.buffer.normal;
@@ -425,7 +443,7 @@ export class TerminalModel {
     this.settlePendingHead();
     if (!this.dirty && this.ringHoldsShown) return;
     this.dirty = false;
-    const lines = this.view(true);
+    const lines = this.view();
     const shown = this.shown;
     let same = 0;
     while (same < lines.length && same < shown.length && lines[same] === shown[same]) same += 1;
@@ -448,39 +466,22 @@ export class TerminalModel {
   /**
    * Engaged: the logical lines from the row at `harvested` (its held head included) of the main screen —
    * also while a full-screen program shows the alternate one: its screen never reaches the scrollback
-   * (it is read on its own), and the main screen waits underneath (trap 1 of 0005). To the cursor row,
-   * or (`visible`) to the last row that shows something, as a person sees it (a redraw in progress
-   * leaves the previous frame's lines below the cursor).
+   * (it is read on its own), and the main screen waits underneath (trap 1 of 0005). Down to the last
+   * row that shows something, as a person sees it (a redraw in progress leaves the previous frame's
+   * lines below the cursor).
    */
-  private view(visible: boolean): string[] {
+  private view(): string[] {
     const buffer = this.terminal.buffer.normal;
     let to = buffer.cursorY + 1;
-    if (visible) {
-      for (let y = this.rows - 1; y >= to; y--) {
-        if ((buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? '') !== '') {
-          to = y + 1;
-          break;
-        }
+    for (let y = this.rows - 1; y >= to; y--) {
+      if ((buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? '') !== '') {
+        to = y + 1;
+        break;
       }
     }
     const lines = this.rowsAsLines(this.harvested, buffer.baseY + to, buffer);
     if (lines.length > 0) lines[0] = (this.pendingHead ?? '') + lines[0];
     else if (this.pendingHead !== undefined) lines.push(this.pendingHead);
-    return lines;
-  }
-
-  /** The alternate screen's rows down to the last that shows something (or the cursor's). */
-  private alternateView(): string[] {
-    const buffer = this.terminal.buffer.alternate;
-    let to = buffer.cursorY + 1;
-    for (let y = this.rows - 1; y >= to; y--) {
-      if ((buffer.getLine(y)?.translateToString(true) ?? '') !== '') {
-        to = y + 1;
-        break;
-      }
-    }
-    const lines: string[] = [];
-    for (let y = 0; y < to; y++) lines.push(buffer.getLine(y)?.translateToString(true) ?? '');
     return lines;
   }
 
@@ -507,42 +508,9 @@ export class TerminalModel {
       if (before !== undefined && shown.length > 0 && before !== line) this.noteRewrite(this.ring.headSeq);
       this.ring.text(line);
       this.ring.newline();
-      if (this.heard !== undefined) this.committedUntold.push(line);
     }
     this.baseSeq = this.ring.headSeq;
     this.dirty = true;
-  }
-
-  // --- the listener ------------------------------------------------------------------------------
-
-  /** Engaged: from now on the listener is told what changes, starting from what the screen shows. */
-  private startTelling(): void {
-    this.heard = this.view(false);
-    this.committedUntold = [];
-    this.heardAlternate = this.terminal.buffer.active.type === 'alternate' ? this.alternateView() : undefined;
-  }
-
-  private stopTelling(): void {
-    this.heard = undefined;
-    this.committedUntold = [];
-    this.heardAlternate = undefined;
-  }
-
-  /** Tells the listener what the last parse changed (engaged; pass-through tells as it goes). */
-  private tell(): void {
-    if (this.passing || this.heard === undefined) return;
-    if (this.terminal.buffer.active.type === 'alternate') {
-      const now = this.alternateView();
-      tellChanges(this.listener, this.heardAlternate ?? [], now);
-      this.heardAlternate = now;
-      return;
-    }
-    this.heardAlternate = undefined;
-    const now = this.view(false);
-    const untold = this.committedUntold;
-    tellChanges(this.listener, this.heard, untold.length === 0 ? now : untold.concat(now));
-    this.heard = now;
-    this.committedUntold = [];
   }
 
   /** The terminal serialized (SPEC §2) at the stream's end. Throws SESSION_CLOSED after dispose. */
@@ -769,16 +737,7 @@ export class TerminalModel {
     this.openCol = col;
     this.rowToRing = true;
     this.rowToXterm = true;
-    if (following) {
-      const listener = this.listener;
-      for (const line of done) {
-        listener.rewriteLine();
-        listener.text(line);
-        listener.newline();
-      }
-      listener.rewriteLine();
-      listener.text(this.openText());
-    }
+    if (following) tellRowEdits(this.listener, data);
     return true;
   }
 
@@ -860,7 +819,6 @@ export class TerminalModel {
     this.harvested = buffer.baseY + (firstStart === -1 ? buffer.cursorY + 1 : firstStart);
     this.pendingHead = undefined;
     this.dirty = true;
-    this.stopTelling();
     if (firstStart !== 0) {
       // The top rows continue a line whose head scrolled off in the lazy feed: the ring keeps that head
       // (what the line holds beyond the rows xterm still shows), and xterm the rest.
@@ -924,10 +882,6 @@ export class TerminalModel {
     this.releaseShown();
     this.shown = [];
     this.ring.text(open);
-    if (this.heard !== undefined) {
-      tellChanges(this.listener, this.heard, this.committedUntold.concat(open));
-      this.stopTelling();
-    }
     this.passing = true;
     this.openAscii = open.length === x && !NOT_PRINTABLE_ASCII.test(open);
     this.rowLength = 0;
@@ -939,18 +893,23 @@ export class TerminalModel {
   }
 
   /** Parses the program's `input` now and commits the rows it scrolled off the top. */
-  private parseNow(input: string): void {
+  private parseNow(input: string, following: boolean): void {
     const data = this.guard.admit(input);
-    if (data.length <= PARSE_SLICE_CHARS) {
-      this.parseSlice(data);
-      this.harvest();
-      return;
-    }
-    for (let at = 0; at < data.length; ) {
-      const end = sliceEnd(data, at);
-      this.parseSlice(data.slice(at, end));
-      this.harvest();
-      at = end;
+    this.telling = following;
+    try {
+      if (data.length <= PARSE_SLICE_CHARS) {
+        this.parseSlice(data);
+        this.harvest();
+        return;
+      }
+      for (let at = 0; at < data.length; ) {
+        const end = sliceEnd(data, at);
+        this.parseSlice(data.slice(at, end));
+        this.harvest();
+        at = end;
+      }
+    } finally {
+      this.telling = false;
     }
   }
 
@@ -1012,35 +971,23 @@ export class TerminalModel {
 }
 
 /**
- * Tells `listener` how the lines it was told (`before`, the last one open) became `after`: what
- * continues the open line is appended to it, a changed open line is written again, and lines from the
- * first that changed before are told again as new lines.
+ * Tells `listener` row-edit text as it was written: text as it comes, a CR that is no line end as a
+ * rewrite of the line, a CRLF as its end (a backspace only moves the cursor: nothing to tell).
  */
-function tellChanges(listener: StreamListener, before: string[], after: string[]): void {
-  let same = 0;
-  while (same < before.length && same < after.length && before[same] === after[same]) same += 1;
-  if (same === after.length) return; // nothing new (or the cursor went up to lines already told)
-  const open = before.length - 1;
-  let from = same;
-  if (same < open) {
-    listener.rewriteLine();
-    listener.text(after[from]!);
-  } else if (same === open) {
-    const told = before[open]!;
-    const now = after[from]!;
-    if (now.startsWith(told)) listener.text(now.slice(told.length));
-    else {
-      listener.rewriteLine();
-      listener.text(now);
-    }
-  } else {
-    if (open >= 0) listener.newline();
-    listener.text(after[from]!);
+function tellRowEdits(listener: StreamListener, data: string): void {
+  let from = 0;
+  for (let i = 0; i < data.length; i++) {
+    const c = data.charCodeAt(i);
+    if (c !== 0x0d && c !== 0x08) continue;
+    if (i > from) listener.text(data.slice(from, i));
+    from = i + 1;
+    if (c === 0x08) continue;
+    if (data.charCodeAt(i + 1) === 0x0a) {
+      listener.newline();
+      from = ++i + 1;
+    } else listener.rewriteLine();
   }
-  for (from += 1; from < after.length; from++) {
-    listener.newline();
-    listener.text(after[from]!);
-  }
+  if (from < data.length) listener.text(data.slice(from));
 }
 
 /** The pen (SGRs) in effect at the end of `text`; `pen` is what held before. */

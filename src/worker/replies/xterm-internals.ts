@@ -43,10 +43,24 @@ export interface XtermInternals {
    */
   leaveAlternateScreen(): void;
   /**
+   * Lets `observer` see what the parser prints and its line feeds and carriage returns, after xterm
+   * handled each (xterm's own handlers call these methods of its input handler, which are wrapped).
+   */
+  observeText(observer: TextObserver): void;
+  /**
    * Parses now what xterm's write buffer still holds, calling each entry's callback in order, so the
    * terminal is idle afterwards.
    */
   drainWrites(): void;
+}
+
+/** What {@link XtermInternals.observeText} reports. */
+export interface TextObserver {
+  /** Printed characters. */
+  print(text: string): void;
+  /** LF, VT or FF. */
+  lineFeed(): void;
+  carriageReturn(): void;
 }
 
 /** The installed @xterm/headless version, as its package says. */
@@ -99,6 +113,9 @@ function reach(terminal: Terminal): XtermInternals | string {
   if (typeof buffers?.activateNormalBuffer !== 'function') return 'no buffers.activateNormalBuffer';
   const inputHandler = core._inputHandler as Shape;
   if (typeof inputHandler?.restoreCursor !== 'function') return 'no _inputHandler.restoreCursor';
+  for (const method of ['print', 'lineFeed', 'carriageReturn']) {
+    if (typeof inputHandler[method] !== 'function') return `no _inputHandler.${method}`;
+  }
   const rowsOf = core._bufferService as Shape;
   if (typeof rowsOf?.rows !== 'number') return 'no _bufferService.rows';
   const writeSync = core.writeSync;
@@ -128,6 +145,27 @@ function reach(terminal: Terminal): XtermInternals | string {
     },
     charsetMapped: () => charsets.charset !== undefined,
     writeSync: sync,
+    observeText: (observer) => {
+      const handler = inputHandler as unknown as InputHandlerText;
+      const print = handler.print;
+      const lineFeed = handler.lineFeed;
+      const carriageReturn = handler.carriageReturn;
+      handler.print = function (data, start, end) {
+        const result = print.call(this, data, start, end);
+        observer.print(codePointsToString(data, start, end));
+        return result;
+      };
+      handler.lineFeed = function () {
+        const result = lineFeed.call(this);
+        observer.lineFeed();
+        return result;
+      };
+      handler.carriageReturn = function () {
+        const result = carriageReturn.call(this);
+        observer.carriageReturn();
+        return result;
+      };
+    },
     leaveAlternateScreen: () => {
       (buffers as unknown as { activateNormalBuffer(): void }).activateNormalBuffer();
       (inputHandler as unknown as { restoreCursor(): void }).restoreCursor();
@@ -145,6 +183,20 @@ function reach(terminal: Terminal): XtermInternals | string {
     },
     drainWrites: writeBufferDrain(writeBuffer as unknown as WriteBufferState, sync),
   };
+}
+
+/** The methods of xterm 6's `InputHandler` its parser calls for printed text, LF/VT/FF and CR. */
+interface InputHandlerText {
+  print(data: Uint32Array, start: number, end: number): void;
+  lineFeed(): boolean;
+  carriageReturn(): boolean;
+}
+
+/** Code points `data[start, end)` as a string. */
+function codePointsToString(data: Uint32Array, start: number, end: number): string {
+  let text = '';
+  for (let i = start; i < end; i++) text += String.fromCodePoint(data[i]!);
+  return text;
 }
 
 /** xterm 6's normal `Buffer`: its line ring and the scrolled-off rows above the screen (`ybase`). */
