@@ -133,6 +133,7 @@ export class OutputPipeline extends DisposableOwner {
       cols,
       ring: this.scrollback,
       maxStringSequenceChars: config.maxReadBytes,
+      maxLineChars: config.maxReadBytes,
       listener: this.textStream(),
       reply: (data, markersBefore) => replies.offer(data, markersBefore),
       marker: (payload) => {

@@ -34,6 +34,7 @@ import { TerminalError } from '../../shared/errors.js';
 import type { TerminalSnapshot } from '../../shared/types.js';
 import { LineFeeds } from '../output/line-feeds.js';
 import type { LineRing } from '../output/line-ring.js';
+import { LineTail } from '../output/line-tail.js';
 import { LineTextKind, lineTextKind } from '../output/line-text.js';
 import { HostileStreamGuard } from './hostile-stream-guard.js';
 import { ParserState, type XtermInternals, xtermInternals } from './xterm-internals.js';
@@ -45,6 +46,8 @@ import { ParserState, type XtermInternals, xtermInternals } from './xterm-intern
 const PARSE_SLICE_CHARS = 2 * 1024;
 /** xterm's own scrollback: the rows one parse slice can scroll off (harvested and dropped after it). */
 const XTERM_SCROLLBACK = PARSE_SLICE_CHARS + 64;
+/** {@link TerminalModelOptions.maxLineChars} by default (the session's `maxReadBytes` by default). */
+const DEFAULT_MAX_LINE_CHARS = 1024 * 1024;
 /** Lazily fed text is compacted (its head dropped) once it holds this many line feeds beyond `rows`. */
 const COMPACT_EXTRA_LINES = 256;
 /**
@@ -126,6 +129,8 @@ export interface TerminalModelOptions {
   ring: LineRing;
   /** Bound of string sequences (hostile-stream-guard.ts). */
   maxStringSequenceChars?: number;
+  /** Most characters of one line held while its head scrolled off and its tail did not. */
+  maxLineChars?: number;
   /** A reply of xterm's to a query, with the number of owned prompt markers parsed before it. */
   reply(data: string, markersBefore: number): void;
   /** Who follows the text as it appears (the send in the slot, the live stream). */
@@ -173,7 +178,8 @@ export class TerminalModel {
   /** Engaged: buffer rows (absolute index) below this one are in the ring already. */
   private harvested = 0;
   /** Engaged: the head of a wrapped line whose first rows scrolled off while the rest is on screen. */
-  private pendingHead: string | undefined;
+  private pendingHead: LineTail | undefined;
+  private readonly maxLineChars: number;
   /** Engaged: sequence number of the ring line that holds the row at `harvested`. */
   private baseSeq = 0;
   /** Engaged: the lines from `baseSeq` on as a reader may have seen them last (the last one open). */
@@ -203,6 +209,7 @@ export class TerminalModel {
     this.cols = cols;
     this.ring = options.ring;
     this.listener = options.listener ?? NO_LISTENER;
+    this.maxLineChars = options.maxLineChars ?? DEFAULT_MAX_LINE_CHARS;
     this.row = new Uint16Array(cols);
     this.rowSaved = new Uint16Array(cols);
     this.terminal = new xtermHeadless.Terminal({
@@ -367,6 +374,10 @@ export class TerminalModel {
     const before = this.terminal.buffer.normal;
     let harvestedLines = 0;
     for (let y = 0; y < this.harvested; y++) if (!before.getLine(y)?.isWrapped) harvestedLines++;
+    // A marker on the cursor's row stays where it was in front of the cursor (a prompt at the cursor).
+    const active = this.terminal.buffer.active;
+    const markerBeforeCursor =
+      this.markerRow === active.baseY + active.cursorY ? active.cursorX - this.markerCol : -1;
     this.terminal.resize(cols, rows);
     this.rows = rows;
     this.cols = cols;
@@ -379,7 +390,12 @@ export class TerminalModel {
       if (starts > harvestedLines) break;
     }
     this.harvested = y;
-    this.markerRow = -1; // a prompt's place after a reflow is unknown: the shell repaints it anyway
+    const resized = this.terminal.buffer.active;
+    const markerCol = resized.cursorX - markerBeforeCursor;
+    if (markerBeforeCursor >= 0 && markerCol >= 0) {
+      this.markerRow = resized.baseY + resized.cursorY;
+      this.markerCol = markerCol;
+    } else this.markerRow = -1; // elsewhere: its place after a reflow is unknown
     this.harvest();
   }
 
@@ -480,8 +496,9 @@ export class TerminalModel {
       }
     }
     const lines = this.rowsAsLines(this.harvested, buffer.baseY + to, buffer);
-    if (lines.length > 0) lines[0] = (this.pendingHead ?? '') + lines[0];
-    else if (this.pendingHead !== undefined) lines.push(this.pendingHead);
+    const head = this.pendingHead?.toString();
+    if (lines.length > 0) lines[0] = (head ?? '') + lines[0];
+    else if (head !== undefined) lines.push(head);
     return lines;
   }
 
@@ -826,7 +843,7 @@ export class TerminalModel {
       const seq = this.ring.headSeq - starts;
       const line = this.ring.linesFrom(seq)[0];
       if (line !== undefined && seq >= this.ring.oldestSeq && line.endsWith(tail)) {
-        this.pendingHead = line.slice(0, line.length - tail.length);
+        this.pendingHead = this.newHead(line.slice(0, line.length - tail.length));
         this.harvested = buffer.baseY;
         this.holdOnScreen(seq);
         return;
@@ -875,7 +892,7 @@ export class TerminalModel {
     const cursorAt = buffer.baseY + buffer.cursorY;
     if (this.harvested > cursorAt) return false; // the cursor row was committed already
     const lines = this.rowsAsLines(this.harvested, cursorAt, buffer);
-    if (lines.length > 0) lines[0] = (this.pendingHead ?? '') + lines[0];
+    if (lines.length > 0) lines[0] = (this.pendingHead?.toString() ?? '') + lines[0];
     else if (this.pendingHead !== undefined) return false;
     this.pendingHead = undefined;
     this.commit(lines);
@@ -925,14 +942,22 @@ export class TerminalModel {
     const scrolled = buffer.baseY;
     if (scrolled > this.harvested) {
       const lines = this.rowsAsLines(this.harvested, scrolled, buffer);
-      if (lines.length > 0) {
-        lines[0] = (this.pendingHead ?? '') + lines[0];
-        this.pendingHead = undefined;
-      }
-      // The last row's line may go on below (wrapped onto the screen): hold its head.
-      if (buffer.getLine(scrolled)?.isWrapped) this.pendingHead = lines.pop();
+      const continues = buffer.getLine(scrolled)?.isWrapped === true;
+      const head = this.pendingHead;
       this.harvested = scrolled;
-      this.commit(lines);
+      if (head !== undefined && lines.length === 1 && continues) {
+        // A line that never ends (50 MB without a line feed): its held head grows by the rows only.
+        head.append(lines[0]!);
+        this.dirty = true;
+      } else {
+        if (head !== undefined) {
+          lines[0] = head.toString() + lines[0];
+          this.pendingHead = undefined;
+        }
+        // The last row's line may go on below (wrapped onto the screen): hold its head.
+        if (continues) this.pendingHead = this.newHead(lines.pop() ?? '');
+        this.commit(lines);
+      }
     }
     this.dropXtermScrollback();
   }
@@ -944,9 +969,16 @@ export class TerminalModel {
   private settlePendingHead(): void {
     if (this.pendingHead === undefined || this.terminal.buffer.normal.getLine(this.harvested)?.isWrapped)
       return;
-    const head = this.pendingHead;
+    const head = this.pendingHead.toString();
     this.pendingHead = undefined;
     this.commit([head]);
+  }
+
+  /** A held head (its newest `maxLineChars` characters: a line's head costs O(piece) per append). */
+  private newHead(text: string): LineTail {
+    const head = new LineTail(this.maxLineChars);
+    head.append(text);
+    return head;
   }
 
   /** Drops xterm's scrollback (rows above the screen), moving row indexes with it. */
