@@ -73,6 +73,8 @@ const BARE_CR = /\r(?!\n)/;
 /** ASCII printable, CR, LF and BS only: what the row buffer handles exactly. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the class is defined by control codes
 const ROW_EDIT_TEXT = /^[\x20-\x7e\r\n\x08]*$/;
+/** Printable ASCII only: one column per character. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 /** Anything but printable ASCII. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the class is defined by control codes
 const NOT_PRINTABLE_ASCII = /[^\x20-\x7e]/;
@@ -131,6 +133,8 @@ export interface TerminalModelOptions {
   maxStringSequenceChars?: number;
   /** Most characters of one line held while its head scrolled off and its tail did not. */
   maxLineChars?: number;
+  /** The lazy feed's bound in characters ({@link MAX_DEFERRED_CHARS}; smaller in tests). */
+  maxDeferredChars?: number;
   /** A reply of xterm's to a query, with the number of owned prompt markers parsed before it. */
   reply(data: string, markersBefore: number): void;
   /** Who follows the text as it appears (the send in the slot, the live stream). */
@@ -162,8 +166,12 @@ export class TerminalModel {
   private deferredChars = 0;
   /** SGRs in effect before `deferred[0]` that xterm has not parsed (its head was dropped). */
   private deferredPen = '';
-  /** Part of `deferred` was dropped: the rest is fed after a fresh line. */
+  /** Part of `deferred` was dropped: the rest is fed after a fresh line, from its first line start. */
   private deferredCut = false;
+  /** The head of a line longer than the screen was dropped: the rest is fed after a fresh line, whole. */
+  private deferredAtRowStart = false;
+  /** xterm's cursor column when the lazy feed began (it holds xterm's state then). */
+  private deferredStartCol = 0;
   /** Pass-through: the open row as shown, and the cursor column in it (ASCII open rows only). */
   private row: Uint16Array;
   private rowSaved: Uint16Array;
@@ -180,6 +188,7 @@ export class TerminalModel {
   /** Engaged: the head of a wrapped line whose first rows scrolled off while the rest is on screen. */
   private pendingHead: LineTail | undefined;
   private readonly maxLineChars: number;
+  private readonly maxDeferredChars: number;
   /** Engaged: sequence number of the ring line that holds the row at `harvested`. */
   private baseSeq = 0;
   /** Engaged: the lines from `baseSeq` on as a reader may have seen them last (the last one open). */
@@ -210,6 +219,7 @@ export class TerminalModel {
     this.ring = options.ring;
     this.listener = options.listener ?? NO_LISTENER;
     this.maxLineChars = options.maxLineChars ?? DEFAULT_MAX_LINE_CHARS;
+    this.maxDeferredChars = options.maxDeferredChars ?? MAX_DEFERRED_CHARS;
     this.row = new Uint16Array(cols);
     this.rowSaved = new Uint16Array(cols);
     this.terminal = new xtermHeadless.Terminal({
@@ -760,12 +770,42 @@ export class TerminalModel {
 
   /** Queues `raw` for xterm; drops whole pieces from the head once more than `rows` lines wait. */
   private defer(raw: string, lineFeeds: number): void {
+    if (this.deferred.length === 0) this.deferredStartCol = this.terminal.buffer.active.cursorX;
     this.deferred.push(raw);
     this.deferredCounts.push(lineFeeds);
     this.deferredLineFeeds += lineFeeds;
     this.deferredChars += raw.length;
     if (this.deferredLineFeeds > this.rows + COMPACT_EXTRA_LINES) this.compactDeferred();
-    if (this.deferredChars > MAX_DEFERRED_CHARS) this.feedDeferred();
+    if (this.deferredChars > this.maxDeferredChars && !this.compactLongLine()) this.feedDeferred();
+  }
+
+  /**
+   * A line longer than the screen, of printable ASCII (one column each), that waits in the lazy feed
+   * (50 MB without a line feed): only its last rows can stay on screen, so its head is dropped at a row
+   * boundary, keeping the last `rows + 1` rows and more. Fed after a fresh line, the kept text starts a
+   * row as it did in the full feed, and the row that is no continuation in the cut feed scrolls off,
+   * so screen, cursor and pen end the same. False: not such a line (then it is parsed).
+   */
+  private compactLongLine(): boolean {
+    if (this.deferredCut) return false;
+    const text = this.deferred.join('');
+    const lineFeed = text.lastIndexOf('\n');
+    if (lineFeed !== -1 && text.charCodeAt(lineFeed - 1) !== 0x0d) return false; // a bare LF keeps the column
+    const start = lineFeed + 1;
+    // Where the line's kept text begins: after a CRLF, or where the feed begins (a row start when cut).
+    const startCol = lineFeed === -1 && !this.deferredAtRowStart ? this.deferredStartCol : 0;
+    const line = text.slice(start);
+    const keep = (this.rows + 1) * this.cols;
+    if (line.length < keep + this.cols || !PRINTABLE_ASCII.test(line)) return false;
+    const drop = line.length - keep - ((startCol + line.length - keep) % this.cols);
+    const kept = line.slice(drop);
+    this.deferredPen = penAfter(this.deferredPen, text.slice(0, start));
+    this.deferred = [kept];
+    this.deferredCounts = [0];
+    this.deferredLineFeeds = 0;
+    this.deferredChars = kept.length;
+    this.deferredAtRowStart = true;
+    return true;
   }
 
   /**
@@ -784,6 +824,7 @@ export class TerminalModel {
       drop++;
     }
     if (drop === 0) return;
+    this.deferredAtRowStart = false;
     this.deferred.splice(0, drop);
     this.deferredCounts.splice(0, drop);
     this.deferredLineFeeds = lineFeeds;
@@ -801,13 +842,14 @@ export class TerminalModel {
       const lineStart = text.indexOf('\n') + 1;
       head = `\r\n${penAfter(this.deferredPen, text.slice(0, lineStart))}`;
       text = text.slice(lineStart);
-    }
+    } else if (this.deferredAtRowStart) head = `\r\n${this.deferredPen}`;
     this.deferred = [];
     this.deferredCounts = [];
     this.deferredLineFeeds = 0;
     this.deferredChars = 0;
     this.deferredPen = '';
     this.deferredCut = false;
+    this.deferredAtRowStart = false;
     for (let at = 0; at === 0 || at < text.length; ) {
       const end = sliceEnd(text, at);
       const slice = text.slice(at, end);
@@ -842,8 +884,9 @@ export class TerminalModel {
       const tail = this.rowsAsLines(buffer.baseY, this.harvested, buffer)[0] ?? '';
       const seq = this.ring.headSeq - starts;
       const line = this.ring.linesFrom(seq)[0];
-      if (line !== undefined && seq >= this.ring.oldestSeq && line.endsWith(tail)) {
-        this.pendingHead = this.newHead(line.slice(0, line.length - tail.length));
+      if (line !== undefined && seq >= this.ring.oldestSeq) {
+        // (The ring's line ends with the rows' text unless the pass-through's differs, a TAB's cells.)
+        this.pendingHead = this.newHead(line.slice(0, Math.max(0, line.length - tail.length)));
         this.harvested = buffer.baseY;
         this.holdOnScreen(seq);
         return;
@@ -879,8 +922,7 @@ export class TerminalModel {
     const region = this.internals.scrollRegion();
     if (region.top !== 0 || region.bottom !== this.rows - 1) return false;
     const cursorRow = buffer.getLine(buffer.baseY + buffer.cursorY);
-    if (cursorRow === undefined || cursorRow.isWrapped || cursorRow.translateToString(true, x) !== '')
-      return false;
+    if (cursorRow === undefined || cursorRow.translateToString(true, x) !== '') return false;
     // The row up to the cursor must read as the ring's open line will: blank cells just before the
     // cursor are trimmed from a row's text (they become spaces only once text follows), and a stray
     // combining mark at column 0 fills a cell that reads as nothing.
@@ -891,16 +933,19 @@ export class TerminalModel {
     this.settlePendingHead();
     const cursorAt = buffer.baseY + buffer.cursorY;
     if (this.harvested > cursorAt) return false; // the cursor row was committed already
-    const lines = this.rowsAsLines(this.harvested, cursorAt, buffer);
+    // The cursor row may continue a line begun above (a line longer than the screen): the whole line
+    // becomes the ring's open line.
+    const lines = this.rowsAsLines(this.harvested, cursorAt + 1, buffer);
     if (lines.length > 0) lines[0] = (this.pendingHead?.toString() ?? '') + lines[0];
-    else if (this.pendingHead !== undefined) return false;
+    else return false;
     this.pendingHead = undefined;
+    const openLine = lines.pop()!;
     this.commit(lines);
     this.releaseShown();
     this.shown = [];
-    this.ring.text(open);
+    this.ring.text(openLine);
     this.passing = true;
-    this.openAscii = open.length === x && !NOT_PRINTABLE_ASCII.test(open);
+    this.openAscii = !cursorRow.isWrapped && open.length === x && !NOT_PRINTABLE_ASCII.test(open);
     this.rowLength = 0;
     if (this.openAscii) for (let k = 0; k < open.length; k++) this.row[this.rowLength++] = open.charCodeAt(k);
     this.openCol = this.rowLength;

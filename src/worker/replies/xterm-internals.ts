@@ -194,9 +194,8 @@ interface InputHandlerText {
 
 /** Code points `data[start, end)` as a string. */
 function codePointsToString(data: Uint32Array, start: number, end: number): string {
-  let text = '';
-  for (let i = start; i < end; i++) text += String.fromCodePoint(data[i]!);
-  return text;
+  // A print covers at most one parse slice: few enough code points for one call.
+  return String.fromCodePoint.apply(null, data.subarray(start, end) as unknown as number[]);
 }
 
 /** xterm 6's normal `Buffer`: its line ring and the scrolled-off rows above the screen (`ybase`). */
