@@ -43,7 +43,7 @@ import { ParserState, type XtermInternals, xtermInternals } from './xterm-intern
  * Largest piece handed to one synchronous parse. A piece scrolls at most one row per character, so it
  * bounds the rows xterm must hold until their harvest ({@link XTERM_SCROLLBACK}), and with them memory.
  */
-const PARSE_SLICE_CHARS = 2 * 1024;
+const PARSE_SLICE_CHARS = 512;
 /** xterm's own scrollback: the rows one parse slice can scroll off (harvested and dropped after it). */
 const XTERM_SCROLLBACK = PARSE_SLICE_CHARS + 64;
 /** {@link TerminalModelOptions.maxLineChars} by default (the session's `maxReadBytes` by default). */
