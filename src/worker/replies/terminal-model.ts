@@ -956,17 +956,17 @@ export class TerminalModel {
 
   /** Parses the program's `input` now and commits the rows it scrolled off the top. */
   private parseNow(input: string, following: boolean): void {
-    const data = this.guard.admit(input);
     this.telling = following;
     try {
-      if (data.length <= PARSE_SLICE_CHARS) {
-        this.parseSlice(data);
+      // The guard admits each slice just before its parse: the replies of the slices before count.
+      if (input.length <= PARSE_SLICE_CHARS) {
+        this.parseSlice(this.guard.admit(input));
         this.harvest();
         return;
       }
-      for (let at = 0; at < data.length; ) {
-        const end = sliceEnd(data, at);
-        this.parseSlice(data.slice(at, end));
+      for (let at = 0; at < input.length; ) {
+        const end = sliceEnd(input, at);
+        this.parseSlice(this.guard.admit(input.slice(at, end)));
         this.harvest();
         at = end;
       }
