@@ -127,7 +127,9 @@ export class OutputPipeline extends DisposableOwner {
     this.raw = this.owned.add(new RawChannel(new PrivateMarkerFilter(options.nonce)));
     this.owned.own('raw openings', () => this.failRawOpenings());
     this.scrollback = new LineRing({ maxLines: config.scrollbackLines, maxBytes: config.scrollbackMaxBytes });
-    this.prompt = new PromptTracker(options.nonce, options.prompt, (prompt) => this.model.promptShown(prompt));
+    this.prompt = new PromptTracker(options.nonce, options.prompt, (prompt) =>
+      this.model.promptShown(prompt),
+    );
     this.model = new TerminalModel({
       rows,
       cols,

@@ -1,5 +1,5 @@
 /**
- * The scrollback (SPEC §4.3): a bounded ring of lines fed by the sanitizer. It keeps the newest
+ * The scrollback (SPEC §4.3): a bounded ring of lines fed by the terminal model. It keeps the newest
  * `maxLines` lines within `maxBytes` UTF-8 bytes, and every append costs O(size of the appended text).
  *
  * Storage is off the JavaScript heap: the lines' UTF-8 bytes sit back to back in one circular byte

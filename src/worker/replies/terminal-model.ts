@@ -76,7 +76,6 @@ const ROW_EDIT_TEXT = /^[\x20-\x7e\r\n\x08]*$/;
 /** Printable ASCII only: one column per character. */
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 /** Anything but printable ASCII. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the class is defined by control codes
 const NOT_PRINTABLE_ASCII = /[^\x20-\x7e]/;
 /** A chunk that starts with what joins the character before it: a mark, a format character, a jamo. */
 const JOINING_START = /^[\p{M}\p{Cf}\u1160-\u11ff]/u;
@@ -425,7 +424,8 @@ export class TerminalModel {
     this.flush();
     const buffer = this.terminal.buffer.active;
     const lines: string[] = [];
-    for (let y = 0; y < this.rows; y++) lines.push(buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? '');
+    for (let y = 0; y < this.rows; y++)
+      lines.push(buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? '');
     return lines;
   }
 

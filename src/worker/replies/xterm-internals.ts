@@ -106,7 +106,11 @@ function reach(terminal: Terminal): XtermInternals | string {
   }
   const normal = buffers?.normal as Shape;
   const normalLines = normal?.lines as Shape;
-  if (typeof normal?.ybase !== 'number' || typeof normal.ydisp !== 'number' || typeof normal.savedY !== 'number') {
+  if (
+    typeof normal?.ybase !== 'number' ||
+    typeof normal.ydisp !== 'number' ||
+    typeof normal.savedY !== 'number'
+  ) {
     return 'no buffers.normal.ybase/ydisp/savedY';
   }
   if (typeof normalLines?.trimStart !== 'function') return 'no buffers.normal.lines.trimStart';

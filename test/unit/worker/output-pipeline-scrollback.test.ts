@@ -68,14 +68,16 @@ describe('output pipeline: the scrollback of a stream cut anywhere', () => {
     expect(whole).toContain('é');
     for (let i = 0; i <= stream.length; i++) {
       expect(textAfter(stream, [i], 2, 3), `cut at ${i}`).toBe(whole);
-      for (let j = i; j <= stream.length; j += 3) expect(textAfter(stream, [i, j], 2, 3), `cuts ${i}, ${j}`).toBe(whole);
+      for (let j = i; j <= stream.length; j += 3)
+        expect(textAfter(stream, [i, j], 2, 3), `cuts ${i}, ${j}`).toBe(whole);
     }
   });
 
   it('the same with the é decomposed, and the pair of an emoji cut', () => {
     for (const stream of ['ab\r[##] 1%\re\u0301x\r\n', 'x😀y\r\n😀\x1b[1A😀']) {
       const whole = textAfter(stream, [], 2, 3);
-      for (let i = 0; i <= stream.length; i++) expect(textAfter(stream, [i], 2, 3), `cut at ${i}`).toBe(whole);
+      for (let i = 0; i <= stream.length; i++)
+        expect(textAfter(stream, [i], 2, 3), `cut at ${i}`).toBe(whole);
     }
   });
 
@@ -89,7 +91,14 @@ describe('output pipeline: the scrollback of a stream cut anywhere', () => {
         (parts, cuts, rows, cols) => {
           const stream = parts.join('');
           const whole = textAfter(stream, [], rows, cols);
-          expect(textAfter(stream, cuts.map((c) => c % (stream.length + 1)), rows, cols)).toBe(whole);
+          expect(
+            textAfter(
+              stream,
+              cuts.map((c) => c % (stream.length + 1)),
+              rows,
+              cols,
+            ),
+          ).toBe(whole);
         },
       ),
       { numRuns: 2000 },

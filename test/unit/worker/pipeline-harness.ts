@@ -58,7 +58,10 @@ export function pipelineHarness(rows = 6, cols = 20, follow = false): PipelineHa
     config,
     nonce: NONCE,
     prompt: '$ ',
-    replies: { offer: (data, markersBefore) => replies.push({ data, markersBefore }), markerParsed: () => undefined },
+    replies: {
+      offer: (data, markersBefore) => replies.push({ data, markersBefore }),
+      markerParsed: () => undefined,
+    },
     listener: () => (follow ? listener : undefined),
   });
   return {

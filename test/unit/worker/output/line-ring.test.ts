@@ -230,7 +230,7 @@ describe('LineRing agrees with the naive model', () => {
               case 'block': {
                 // The contract: text + newline per `\n`-terminated piece (without the CR of a CRLF),
                 // then text of the rest.
-                // The sanitizer says when a block is ASCII; the ring checks when it is not told. For an
+                // The terminal model says when a block is ASCII; the ring checks when it is not told. For an
                 // ASCII block it may also pass where the line feeds are, as the scan found them.
                 const ascii = step.told && /^\p{ASCII}*$/u.test(step.s);
                 ring.textBlock(step.s, ascii, ascii && step.lineFeeds ? lineFeedsOf(step.s) : undefined);
@@ -462,7 +462,13 @@ describe('LineRing deltas (readSince)', () => {
 
   it('feeds from the terminal model: a progress bar and a prompt', () => {
     const ring = new LineRing({ maxLines: 100, maxBytes: 10_000 });
-    const model = new TerminalModel({ rows: 24, cols: 80, ring, reply: () => undefined, marker: () => false });
+    const model = new TerminalModel({
+      rows: 24,
+      cols: 80,
+      ring,
+      reply: () => undefined,
+      marker: () => false,
+    });
     const from = ring.headSeq;
     for (let i = 0; i <= 100; i += 10) model.write(`\r\x1b[Kdownloading ${i}%`);
     model.write('\r\n\x1b]133;D;0\x07$ ');

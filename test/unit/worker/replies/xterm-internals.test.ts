@@ -20,7 +20,13 @@ afterEach(() => {
 });
 
 function terminal(): Terminal {
-  const made = new xtermHeadless.Terminal({ cols: 20, rows: 5, scrollback: 0, allowProposedApi: true, logLevel: 'off' });
+  const made = new xtermHeadless.Terminal({
+    cols: 20,
+    rows: 5,
+    scrollback: 0,
+    allowProposedApi: true,
+    logLevel: 'off',
+  });
   terminals.push(made);
   return made;
 }
@@ -70,7 +76,13 @@ describe('xterm internals', () => {
   });
 
   it('drops the scrollback with the saved cursor, leaves the alternate screen, reports printed text', () => {
-    const subject = new xtermHeadless.Terminal({ cols: 20, rows: 2, scrollback: 10, allowProposedApi: true, logLevel: 'off' });
+    const subject = new xtermHeadless.Terminal({
+      cols: 20,
+      rows: 2,
+      scrollback: 10,
+      allowProposedApi: true,
+      logLevel: 'off',
+    });
     terminals.push(subject);
     const internals = xtermInternals(subject);
     const seen: string[] = [];
