@@ -192,7 +192,7 @@ export class LineRing {
 
   /**
    * The lines from sequence number `fromSeq` on (those still held), oldest first, the open line last.
-   * The output model reads the newest lines back when it rebuilds its live region from them.
+   * The terminal model reads the newest lines back when it takes the screen's lines from the ring.
    */
   linesFrom(fromSeq: number): string[] {
     const lines: string[] = [];
@@ -205,7 +205,7 @@ export class LineRing {
   /**
    * Takes back the lines from sequence number `fromSeq` on, completed ones and the open line: what
    * follows is appended as if they had never arrived. Lines of the live region (SPEC §4.3) are held
-   * here until they scroll off, and the output model retracts them when the screen changes them.
+   * here until they scroll off, and the terminal model retracts them when the screen changes them.
    */
   retract(fromSeq: number): void {
     const keep = Math.min(this.count, Math.max(0, fromSeq - this.firstSeq));
