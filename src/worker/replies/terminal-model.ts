@@ -419,25 +419,8 @@ export class TerminalModel {
     };
   }
 
-  /** Rows of the active screen as xterm shows them (null cells trimmed), after a flush. */
-  screenLines(): string[] {
-    this.flush();
-    const buffer = this.terminal.buffer.active;
-    const lines: string[] = [];
-    for (let y = 0; y < this.rows; y++)
-      lines.push(buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? '');
-    return lines;
-  }
-
-  /** The cursor (row in the viewport, column), after a flush. */
-  cursor(): { row: number; col: number } {
-    this.flush();
-    const buffer = this.terminal.buffer.active;
-    return { row: buffer.cursorY, col: buffer.cursorX };
-  }
-
   /**
-   * Prompt evidence (SPEC §4.2 rule 1): whether the latest owned marker since {@link resetPrompt} is
+   * Prompt evidence (SPEC §4.2 rule 1): whether the latest owned marker is
    * followed on its row by exactly `prompt`, with the cursor right after it.
    */
   promptShown(prompt: string): boolean {
@@ -449,11 +432,6 @@ export class TerminalModel {
     const after = line?.translateToString(false, this.markerCol) ?? '';
     if (after.trimEnd() !== prompt.trimEnd()) return false;
     return buffer.cursorX === this.markerCol + prompt.length;
-  }
-
-  /** Forgets the marker's place (a write boundary: evidence from before a write never counts). */
-  resetPrompt(): void {
-    this.markerRow = -1;
   }
 
   /**
