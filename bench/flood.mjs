@@ -3,7 +3,7 @@
  *
  * Paths, one after another in this process, in rounds that rotate their order (and raw once more at the end, so drift shows):
  * - raw: node-pty on the host thread, counting the data until the prompt follows it;
- * - engine: a full session on one engine thread (replier + sanitizer + scrollback + readiness), timed
+ * - engine: a full session on one engine thread (terminal model + scrollback + readiness), timed
  *   from `startSend` to the settle on the host;
  * - engine + live: the same with an `onOutput` subscriber counting what it receives;
  * - inline: the same session core on the host thread (the event-loop comparison SPEC §9 asks for).

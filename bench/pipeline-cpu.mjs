@@ -1,15 +1,13 @@
 /**
  * Micro-benchmark (standalone, not part of `run.mjs`): the CPU the engine thread spends per read of a
  * flood, without the pty — the session's own `OutputPipeline` (src/worker/output-pipeline.ts: the
- * line-text check, the replier, the sanitizer, the output model with its scrollback, prompt evidence),
- * fed ~4 KiB reads of the flood log with CRLF line ends, each written and processed as one pty read;
- * then the same log with colored levels, through the same pipeline (which takes its styled route)
- * against its replier and sanitizer fed through their general entries alone (the state machine). The
+ * terminal model with its plain-run pass-through and scrollback, prompt evidence), fed ~4 KiB reads of
+ * the flood log with CRLF line ends, each written and processed as one pty read; then the same log
+ * with colored levels, through the same pipeline (its pass-through strips the colours). The
  * baseline, run in the same process on the same reads, is what raw node-pty pays per read anyway:
  * decoding the bytes into a string (`StringDecoder`). Timing the pipeline alone, best of several passes,
  * is far steadier than a flood through a pty on a shared machine, so it is the number to watch when
- * changing the hot path. Work the replier schedules for later (xterm parses asynchronously) runs between
- * passes, outside the timing.
+ * changing the hot path.
  *
  *   npm run build && node bench/pipeline-cpu.mjs [MiB=20]   # MiB: size of the log cut into reads
  */
@@ -122,27 +120,6 @@ const coloredStyledMs = perColoredMiB(
   await best(feedReads(styledPipeline, coloredTexts), () => styledPipeline.whenParsed()),
 );
 styledPipeline.dispose();
-// The same pipeline's parts, each through its general entry: the replier's `feed` (a full scan) and
-// the sanitizer's state machine (`push`) into the pipeline's own consumers — what the styled route saves.
-const generalPipeline = sessionPipeline();
-const replier = Reflect.get(generalPipeline, 'replier');
-const sanitizer = Reflect.get(generalPipeline, 'sanitizer');
-const sink = Reflect.get(generalPipeline, 'sink');
-if (replier === undefined || sanitizer === undefined || sink === undefined)
-  throw new Error("OutputPipeline no longer has the parts this benchmark's baseline uses");
-const coloredGeneralMs = perColoredMiB(
-  await best(
-    () => {
-      for (const text of coloredTexts) {
-        replier.feed(text);
-        sanitizer.push(text, sink);
-      }
-    },
-    () => generalPipeline.whenParsed(),
-  ),
-);
-generalPipeline.dispose();
-
 // Live output: the engine's share (batching, CRLF → LF, the copy into the ring), and the host's
 // (decoding the records into strings), as the difference of a pass that also decodes.
 const channel = new MessageChannel();
@@ -169,9 +146,7 @@ console.log(
   `session pipeline               ${pipelineMs.toFixed(1)} ms per 100 MiB  (${(pipelineMs / decodeMs).toFixed(2)} × decode)`,
 );
 console.log(`  of which the scrollback      ${ringMs.toFixed(1)} ms per 100 MiB`);
-console.log(
-  `colored log, session pipeline  ${coloredStyledMs.toFixed(1)} ms per 100 MiB  (state machine alone: ${coloredGeneralMs.toFixed(1)})`,
-);
+console.log(`colored log, session pipeline  ${coloredStyledMs.toFixed(1)} ms per 100 MiB`);
 console.log(
   `live output: engine thread     ${liveEngineMs.toFixed(1)} ms per 100 MiB; host thread ${liveHostMs.toFixed(1)} ms`,
 );

@@ -5,7 +5,7 @@
  *
  * For every workload: `cat` of its generated file (bench/lib/workload-files.mjs), in rounds that
  * alternate raw node-pty on the host thread and a full engine session (one engine thread: replier,
- * sanitizer, output model, scrollback, readiness), the order swapping each round. Round 1 of each
+ * terminal model, scrollback, readiness), the order swapping each round. Round 1 of each
  * workload is a warm-up (its numbers are kept in the details but not in the verdict); the ratio is
  * mean raw time ÷ mean engine time of the later rounds. Host event-loop p99 is the worst round of all.
  */

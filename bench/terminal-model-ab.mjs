@@ -1,6 +1,6 @@
 /**
  * The terminal-model A/B of issue 24 (docs/decisions/0005-terminal-model.md): today's pipeline
- * (`OutputPipeline`: sanitizer + output model + screen grid + batched xterm replier) against the xterm-only prototype
+ * (`OutputPipeline`, since issue 24 the prototype's port: one xterm behind the lazy pass-through) against the xterm-only prototype
  * (bench/lib/xterm-only-model.mjs), on every output shape of SPEC §9 and on `true` latency.
  *
  *   node bench/terminal-model-ab.mjs            # full: about 4–6 minutes on 2 cores

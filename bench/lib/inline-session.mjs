@@ -1,5 +1,5 @@
 /**
- * The inline baseline: the engine's own session core (pty, replier, sanitizer, scrollback, readiness)
+ * The inline baseline: the engine's own session core (pty, terminal model, scrollback, readiness)
  * running on the host thread instead of an engine thread. Same code, same configuration — the only
  * difference to the engine is where it runs, which is what the event-loop comparison is about.
  */

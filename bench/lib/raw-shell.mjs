@@ -1,5 +1,5 @@
 /**
- * The raw baseline: node-pty driven directly on the host thread, with no sanitizer, no replier, no
+ * The raw baseline: node-pty driven directly on the host thread, with no terminal model, no
  * scrollback and no readiness logic — a consumer that only looks for its prompt at the end of the data.
  */
 import { performance } from 'node:perf_hooks';

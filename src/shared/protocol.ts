@@ -194,7 +194,7 @@ export interface ThreadDiagnostics {
  * - `output`: records were published; the host drains the ring (`LiveRingReader.drain`).
  *
  * A record's text is sanitized output as subscribers get it: `\n` ends a line, and a lone `\r` starts a
- * rewrite of the current line. The engine's sanitizer passes line ends on as the program wrote them
+ * rewrite of the current line. The engine's terminal model passes line ends on as the program wrote them
  * (`\r\n` from a pty); a rewrite is always followed by the text that replaces the line, never by a
  * line end, so `\r\n` is unambiguous and the engine turns it into `\n` as it writes a record.
  */

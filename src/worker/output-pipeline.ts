@@ -1,37 +1,32 @@
 /**
  * Everything that happens to a byte after the pty hands it over (SPEC §2, "Inside a session"), behind
  * one `write` / `resize` / `flush` entry: the backlog of reads and the backpressure on the pty, the
- * classification of each chunk and the fast paths it selects, the terminal model (the replier's
- * @xterm/headless terminal, which also answers queries), the sanitized line stream into the output
- * model, scrollback, prompt evidence, the send in the slot and the live stream, and the raw channel
- * with its snapshots. The session composes it with the pty, the send slot and containment, and knows no
- * consumer's fast path.
+ * terminal model (replies/terminal-model.ts: one @xterm/headless terminal for screen, modes, replies
+ * and the prompt marker, behind its plain-run fast path), the scrollback it fills, prompt evidence, the
+ * text stream to the send in the slot and the live stream, and the raw channel with its snapshots. The
+ * session composes it with the pty, the send slot and containment, and knows no fast path.
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { EngineConfig } from '../shared/config.js';
 import { TerminalError } from '../shared/errors.js';
 import { DisposableOwner } from '../shared/lifecycle.js';
 import type { Disposable, ReadRequest, ReadResult, TerminalSize, TerminalSnapshot } from '../shared/types.js';
-import { LineFeeds } from './output/line-feeds.js';
 import { LineRing } from './output/line-ring.js';
-import { LineTextKind, lineTextKind } from './output/line-text.js';
 import type { LiveOutputPublisher } from './output/live-output.js';
-import { OutputModel } from './output/output-model.js';
 import { OutputWindow } from './output/output-window.js';
 import { RawChannel } from './output/raw-channel.js';
-import { OutputSanitizer, type SanitizerSink } from './output/sanitizer.js';
 import { PrivateMarkerFilter } from './readiness/private-marker-filter.js';
-import { parseOwnedMarker } from './readiness/prompt-marker.js';
 import { PromptTracker } from './readiness/prompt-tracker.js';
-import { TerminalReplier } from './replies/terminal-replier.js';
+import { type RenderedScreen, type StreamListener, TerminalModel } from './replies/terminal-model.js';
 
 /** Small reads are joined up to this size; a larger read is processed alone (see `processOutput`). */
 const PROCESS_SLICE_CHARS = 4 * 1024;
 /**
- * Output read but not yet processed (pending reads plus the replier's unparsed backlog), in characters,
- * at most before reading pauses. xterm parses text without line feeds at ~13 MB/s here while a pty
- * delivers it several times faster; without this bound the difference queued up (17 M characters of
- * backlog for 50 MB of such text, 33 M for random bytes). Paused, the writer blocks in the kernel.
+ * Output read but not yet processed (pending reads plus the terminal model's unparsed lazy feed), in
+ * characters, at most before reading pauses. xterm parses text without line feeds at ~13 MB/s here
+ * while a pty delivers it several times faster; without this bound the difference queued up (17 M
+ * characters of backlog for 50 MB of such text, 33 M for random bytes). Paused, the writer blocks in
+ * the kernel.
  */
 const MAX_UNPROCESSED_OUTPUT_CHARS = 1024 * 1024;
 /** Reading resumes once the backlog fell to this: enough left to keep the parser busy meanwhile. */
@@ -43,15 +38,15 @@ const RESUME_READING_AT_CHARS = MAX_UNPROCESSED_OUTPUT_CHARS / 4;
  */
 const RAW_OPEN_WAIT_MS = 250;
 
-/** Who receives the sanitized stream besides the pipeline's own consumers: the send in the slot. */
+/** Who follows the output's text besides the pipeline's own consumers: the send in the slot. */
 export interface OutputListener {
-  /** Sanitized text of the current line. */
+  /** Text of the current line. */
   text(s: string): void;
   /** End of line. */
   newline(): void;
   /** Several lines at once. */
   textBlock(block: string): void;
-  /** Carriage-return rewrite of the current line. */
+  /** The current line is written again from its start. */
   rewriteLine(): void;
   /** One of the session's prompt markers arrived (the pipeline's prompt tracker has it). */
   markerArrived(): void;
@@ -97,12 +92,8 @@ export class OutputPipeline extends DisposableOwner {
   readonly output: OutputWindow;
   private readonly maxReadBytes: number;
   private readonly scrollback: LineRing;
-  /** What a person would see (SPEC §4.3): the live region over the scrollback. */
-  private readonly model: OutputModel;
-  private readonly sanitizer: OutputSanitizer;
-  private readonly sink: SanitizerSink;
-  /** The terminal model: screens, modes, replies, snapshots. */
-  private readonly replier: TerminalReplier;
+  /** The terminal: screens, modes, replies, prompt marker, snapshots; it fills the scrollback. */
+  private readonly model: TerminalModel;
   private readonly live: LiveOutputPublisher | undefined;
   /** The raw channel's subscribers (SPEC §2); costs nothing while there are none. */
   private readonly raw: RawChannel;
@@ -116,8 +107,6 @@ export class OutputPipeline extends DisposableOwner {
   private readingPaused = false;
   /** Set once the session closes: everything is read again, unbounded by backpressure. */
   private readingEverything = false;
-  /** A look at the replier's backlog is scheduled (see `awaitReplierBacklog`). */
-  private awaitingReplier = false;
   private outputScheduled = false;
   /**
    * The scheduled turn of output processing. Registered once, for the pipeline's life, rather than
@@ -125,13 +114,11 @@ export class OutputPipeline extends DisposableOwner {
    * than a bare `setImmediate` (about 1 % of the thread's time in a flood).
    */
   private outputTurn: NodeJS.Immediate | undefined;
-  /** Where the line feeds of the chunk being processed are (filled by its line-text scan). */
-  private readonly lineFeeds = new LineFeeds();
   private readonly listener: () => OutputListener | undefined;
 
   constructor(options: OutputPipelineOptions) {
     super();
-    const { config, rows, cols } = options;
+    const { config, rows, cols, replies } = options;
     this.maxReadBytes = config.maxReadBytes;
     this.listener = options.listener;
     this.live = options.live;
@@ -140,75 +127,63 @@ export class OutputPipeline extends DisposableOwner {
     this.raw = this.owned.add(new RawChannel(new PrivateMarkerFilter(options.nonce)));
     this.owned.own('raw openings', () => this.failRawOpenings());
     this.scrollback = new LineRing({ maxLines: config.scrollbackLines, maxBytes: config.scrollbackMaxBytes });
-    this.model = new OutputModel({ rows, cols, ring: this.scrollback, maxLineChars: config.maxReadBytes });
-    this.output = new OutputWindow(this.scrollback, this.model);
-    this.prompt = new PromptTracker(options.nonce, options.prompt);
-    this.sanitizer = new OutputSanitizer({ maxPendingChars: config.maxReadBytes, columns: cols });
-    const { replies, nonce } = options;
-    this.replier = this.owned.add(
-      new TerminalReplier({
-        cols,
-        rows,
-        maxStringSequenceChars: config.maxReadBytes,
-        reply: (data, markersBefore) => replies.offer(data, markersBefore),
-        isPromptMarker: (payload) => parseOwnedMarker(payload, nonce) !== undefined,
-        onPromptMarker: () => replies.markerParsed(),
-      }),
+    this.prompt = new PromptTracker(options.nonce, options.prompt, (prompt) =>
+      this.model.promptShown(prompt),
     );
-    this.sink = this.lineStream();
+    this.model = new TerminalModel({
+      rows,
+      cols,
+      ring: this.scrollback,
+      maxStringSequenceChars: config.maxReadBytes,
+      maxLineChars: config.maxReadBytes,
+      listener: this.textStream(),
+      reply: (data, markersBefore) => replies.offer(data, markersBefore),
+      marker: (payload) => {
+        if (!this.prompt.osc(payload)) return false;
+        replies.markerParsed();
+        this.listener()?.markerArrived();
+        return true;
+      },
+    });
+    this.owned.own('terminal model', () => this.model.dispose());
+    this.output = new OutputWindow(this.scrollback, this.model);
   }
 
   /**
-   * The sanitizer's consumers. The output model feeds the scrollback. The send and the live stream see
-   * the stream itself (the live stream not while a full-screen program redraws: its screen is in the
-   * send's result). A rewrite of a line the live stream left empty is no news (readline's CR after a
-   * command line).
+   * The text stream's followers: the send in the slot, and the live stream (not while a full-screen
+   * program redraws: its screen is in the send's result). A rewrite of a line the live stream left
+   * empty is no news (readline's CR after a command line).
    */
-  private lineStream(): SanitizerSink {
-    const { model, prompt, live, listener } = this;
+  private textStream(): StreamListener {
+    const { live, listener } = this;
     let liveLineOpen = false;
+    const toLive = (): boolean => live?.active === true && !this.model.alternateScreen;
     return {
+      active: () => listener() !== undefined || live?.active === true,
       text: (s) => {
-        model.text(s);
-        prompt.text(s);
         listener()?.text(s);
-        if (model.alternateScreen) return;
+        if (!toLive()) return;
         live?.text(s);
         liveLineOpen = true;
       },
       newline: () => {
-        model.newline();
-        prompt.newline();
         listener()?.newline();
-        if (model.alternateScreen) return;
+        if (!toLive()) return;
         live?.newline();
         liveLineOpen = false;
       },
       rewriteLine: () => {
-        model.rewriteLine();
-        prompt.rewriteLine();
         listener()?.rewriteLine();
-        if (model.alternateScreen || !liveLineOpen) return;
+        if (!toLive() || !liveLineOpen) return;
         live?.rewriteLine();
         liveLineOpen = false;
       },
-      textBlock: (block, ascii, lineFeeds) => {
-        model.textBlock(block, ascii, lineFeeds);
-        prompt.textBlock(block);
+      textBlock: (block, ascii) => {
         listener()?.textBlock(block);
-        if (model.alternateScreen) return;
+        if (!toLive()) return;
         live?.textBlock(block, ascii);
         liveLineOpen = block.charCodeAt(block.length - 1) !== 0x0a;
       },
-      osc: (payload) => {
-        const ours = prompt.osc(payload);
-        // The shell's own prompt means a full-screen program that died without leaving is gone.
-        if (ours && model.alternateScreen) model.shellPrompted();
-        if (ours) listener()?.markerArrived();
-      },
-      backspace: () => model.backspace(),
-      csi: (params, final) => model.csi(params, final),
-      escape: (final) => model.escape(final),
     };
   }
 
@@ -244,10 +219,7 @@ export class OutputPipeline extends DisposableOwner {
   resize(size: TerminalSize, resizePty: () => void): void {
     this.flush();
     resizePty();
-    const { rows, cols } = size;
-    this.replier.resize(cols, rows);
-    this.model.resize(rows, cols);
-    this.sanitizer.columns = cols;
+    this.model.resize(size.rows, size.cols);
   }
 
   /** The session closes: everything is read again, and nothing more is held back by backpressure. */
@@ -258,34 +230,37 @@ export class OutputPipeline extends DisposableOwner {
     this.reading?.resume();
   }
 
-  /** Whether a full-screen program owns the alternate screen (as the output model saw it). */
+  /** Whether a full-screen program owns the alternate screen. */
   get alternateScreen(): boolean {
     return this.model.alternateScreen;
   }
 
   /** Whether the terminal is in application cursor keys mode, as parsed so far. */
   get applicationCursorKeys(): boolean {
-    return this.replier.applicationCursorKeys;
+    return this.model.applicationCursorKeys;
   }
 
-  /** True while the terminal model has output to parse that may make a reply. */
+  /**
+   * True while the terminal model has output to parse that may make a reply: never, since what the
+   * model takes it parses at once (its lazy feed is plain text, which asks nothing).
+   */
   get parsingPending(): boolean {
-    return this.replier.busy;
+    return false;
   }
 
   /** Prompt markers the terminal model parsed so far. */
   get markersParsed(): number {
-    return this.replier.markersParsed;
+    return this.model.markersParsed;
   }
 
-  /** Resolves once everything fed to the terminal model is parsed and its replies offered. */
+  /** Resolves once everything fed to the terminal model is parsed and its replies offered (at once). */
   whenParsed(): Promise<void> {
-    return this.replier.whenIdle();
+    return Promise.resolve();
   }
 
-  /** The rendered screen once everything read so far is parsed (SPEC §4.3); undefined once closed. */
-  renderedScreen(): ReturnType<TerminalReplier['renderedScreen']> {
-    return this.replier.renderedScreen();
+  /** The rendered screen with everything processed so far (SPEC §4.3); undefined once closed. */
+  renderedScreen(): Promise<RenderedScreen | undefined> {
+    return Promise.resolve(this.disposed ? undefined : this.model.renderedScreen());
   }
 
   /** A page of scrollback. */
@@ -302,8 +277,8 @@ export class OutputPipeline extends DisposableOwner {
   /** The terminal model serialized now (SPEC §2), every byte read so far included. */
   snapshot(): TerminalSnapshot {
     this.flush();
-    this.replier.flushSync();
-    return this.replier.snapshot();
+    if (this.disposed) throw new TerminalError('SESSION_CLOSED', 'the terminal is closed');
+    return this.model.snapshot();
   }
 
   /**
@@ -325,8 +300,8 @@ export class OutputPipeline extends DisposableOwner {
   }
 
   /**
-   * Where a byte goes: terminal model (queries, screen), sanitizer → output model, prompt evidence,
-   * send, live stream; and the raw channel.
+   * Where a byte goes: the terminal model (screen, replies, marker, scrollback, the text stream to the
+   * send and the live stream); and the raw channel.
    *
    * Output is processed one read at a time (at most PROCESS_SLICE_CHARS of small reads together), with
    * a turn of the event loop after each, so that reading and processing alternate. This matters for
@@ -347,7 +322,7 @@ export class OutputPipeline extends DisposableOwner {
     this.pendingOutput = take === pending.length ? [] : pending.slice(take);
     const data = slice.length === 1 ? slice[0]! : slice.join('');
     this.pendingChars -= data.length;
-    this.route(data);
+    this.model.write(data);
     if (this.raw.active) this.raw.write(data);
     if (this.rawOpenings.length > 0) this.openPendingRaw(false);
     this.listener()?.endOfChunk(startedAt, data.length);
@@ -358,28 +333,9 @@ export class OutputPipeline extends DisposableOwner {
     }
   };
 
-  /**
-   * Classifies a chunk once and feeds the terminal model and the sanitizer through the entries that
-   * classification allows (line-text.ts): a plain flood is not scanned twice.
-   */
-  private route(data: string): void {
-    const kind = lineTextKind(data, this.lineFeeds);
-    if (kind !== LineTextKind.None) {
-      const lineFeeds = this.lineFeeds.known; // where the scan found line feeds (ASCII chunks)
-      this.replier.feedLineText(data, lineFeeds);
-      this.sanitizer.pushLineText(data, this.sink, kind === LineTextKind.Ascii, lineFeeds);
-      return;
-    }
-    // The sanitizer goes first here: when it finds the chunk to be styled line text, the terminal model
-    // need not scan it. (Both only see the chunk; the order between them changes nothing else.)
-    const styled = this.sanitizer.pushStyled(data, this.sink, this.lineFeeds);
-    if (styled === 'whole') this.replier.feedStyledLineText(data);
-    else this.replier.feed(data);
-  }
-
   /** Output read and not yet processed through the whole pipeline, in characters. */
   private unprocessedChars(): number {
-    return this.pendingChars + this.replier.backlogChars;
+    return this.pendingChars + this.model.unparsedChars;
   }
 
   /**
@@ -390,8 +346,8 @@ export class OutputPipeline extends DisposableOwner {
     const reading = this.reading;
     if (reading === undefined || this.disposed) return;
     if (this.readingPaused) {
-      if (this.unprocessedChars() > RESUME_READING_AT_CHARS) this.awaitReplierBacklog();
-      else {
+      // Processing the pending reads (every turn) looks again.
+      if (this.unprocessedChars() <= RESUME_READING_AT_CHARS) {
         this.readingPaused = false;
         reading.resume();
       }
@@ -400,20 +356,6 @@ export class OutputPipeline extends DisposableOwner {
     if (this.unprocessedChars() <= MAX_UNPROCESSED_OUTPUT_CHARS || this.readingEverything) return;
     this.readingPaused = true;
     reading.pause();
-    this.awaitReplierBacklog();
-  }
-
-  /**
-   * While paused: looks again once the replier's backlog shrank. Only while that backlog is what holds
-   * the pause; otherwise pending reads do, and processing them (every turn) looks again.
-   */
-  private awaitReplierBacklog(): void {
-    if (this.awaitingReplier || this.replier.backlogChars < RESUME_READING_AT_CHARS) return;
-    this.awaitingReplier = true;
-    void this.replier.whenBacklogBelow(RESUME_READING_AT_CHARS).then(() => {
-      this.awaitingReplier = false;
-      this.limitBacklog();
-    });
   }
 
   /**
@@ -426,9 +368,9 @@ export class OutputPipeline extends DisposableOwner {
     if (openings.length === 0) return;
     let snapshot: TerminalSnapshot;
     try {
-      this.replier.flushSync();
-      if (!anyway && (!this.replier.atGround || this.raw.holding)) return; // tried after the next chunk
-      snapshot = this.replier.snapshot();
+      this.model.flush();
+      if (!anyway && (!this.model.atGround || this.raw.holding)) return; // tried after the next chunk
+      snapshot = this.model.snapshot();
     } catch (error) {
       this.failRawOpenings(error);
       return;

@@ -522,7 +522,7 @@ export class SessionCore extends DisposableOwner {
 
   /**
    * Resizes the pty (the kernel sends SIGWINCH to the foreground group, so full-screen programs
-   * redraw), the replier's terminal and the output model. Throws INVALID_ARGUMENT for a bad size.
+   * redraw), and the terminal model. Throws INVALID_ARGUMENT for a bad size.
    */
   resize(size: TerminalSize): void {
     assertTerminalSize(size, this.spec.config.maxScreenCells);
@@ -613,7 +613,7 @@ export class SessionCore extends DisposableOwner {
     if (killContainer !== undefined) this.cgroups?.remove();
     op?.sessionExited();
     if (this.phase.kind === 'closing') this.phase.installation?.dispose();
-    this.dispose(); // the replier, the live stream, the pty's listeners and every timer left
+    this.dispose(); // the terminal model, the live stream, the pty's listeners and every timer left
     const outcome: SessionOutcome = { status: this.exitStatus, reason };
     this.resolveFinished(outcome);
     return outcome;

@@ -49,7 +49,7 @@ const FOLDER_IMPORTS: Record<string, readonly string[]> = {
   // src/worker, from where a byte enters to where a process dies.
   'worker/pty': [], // where a byte enters and leaves: the pty binding, its writer, its drain proof
   'worker/proc': [], // what the kernel says: /proc readers, the syscall table, stdin-wait evidence
-  'worker/output': [], // sanitizer, scrollback, screen, live output
+  'worker/output': [], // scrollback, output window, line-text scan, live output
   'worker/replies': ['worker/output', 'worker/proc'], // answers to terminal queries, gated by waits
   'worker/readiness': ['worker/output', 'worker/proc', 'worker/pty'], // the send lifecycle and verdict
   'worker/shell': ['worker/readiness', 'worker/proc'], // the dialects: startup, marker, policy

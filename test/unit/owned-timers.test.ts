@@ -22,7 +22,6 @@ const LIFECYCLE = 'shared/lifecycle.ts';
  */
 const NOT_YET_OWNED: Record<string, string> = {
   'worker/output-pipeline.ts': "the output turn's immediate: the output pipeline's helper owns it",
-  'worker/replies/terminal-replier.ts': "the replier's parse turn: the replies' helper owns it",
 };
 
 /** A bare timer call, or an import of node's timer functions (`setTimeout as delay` and the like). */

@@ -325,7 +325,7 @@ function isTokenLike(user: string): boolean {
  * the alternate screen to render (`vim`, `nano`, `top`, `htop`; `less` warns "terminal is not fully
  * functional" on `dumb`), and readline and zsh redraw long lines with cursor moves, which the output
  * model resolves. Colours are asked off with {@link FIXED_SHELL_VARIABLES}' `NO_COLOR`; what a program
- * prints anyway is removed by the output model, so the text read is colourless either way.
+ * prints anyway is removed by the terminal model, so the text read is colourless either way.
  */
 export const SESSION_TERM = 'xterm-256color';
 

@@ -1,8 +1,8 @@
 /**
  * Where the line feeds of a chunk are, as the SIMD line-text scan finds them on its way
- * (ascii-line-scan.ts). A flood is one line every ~90 bytes; with the indices at hand, the sanitizer's
- * CR check, the scrollback's line index and the replier's shortening no longer search the chunk line by
- * line (an `indexOf` per line each, three passes, costing more than the scan itself).
+ * (ascii-line-scan.ts). A flood is one line every ~90 bytes; with the indices at hand, the terminal
+ * model's CR check and the scrollback's line index no longer search the chunk line by line (an
+ * `indexOf` per line each, costing more than the scan itself).
  *
  * One instance per session, refilled for each chunk: valid until the next scan, so consumers use it
  * synchronously and never keep it.

@@ -1,5 +1,5 @@
 /**
- * The scrollback (SPEC §4.3): a bounded ring of lines fed by the sanitizer. It keeps the newest
+ * The scrollback (SPEC §4.3): a bounded ring of lines fed by the terminal model. It keeps the newest
  * `maxLines` lines within `maxBytes` UTF-8 bytes, and every append costs O(size of the appended text).
  *
  * Storage is off the JavaScript heap: the lines' UTF-8 bytes sit back to back in one circular byte
@@ -22,7 +22,6 @@
 import { TerminalError } from '../../shared/errors.js';
 import type { ReadResult } from '../../shared/types.js';
 import type { LineFeeds } from './line-feeds.js';
-import type { SanitizerSink } from './sanitizer.js';
 
 /** A character beyond ASCII (its UTF-8 takes more than one byte). */
 const BEYOND_ASCII = /[\u0080-\uffff]/;
@@ -64,11 +63,11 @@ export interface LineDelta {
 }
 
 /**
- * Bounded line store that implements the text half of {@link SanitizerSink}. Lines are indexed two
+ * Bounded line store of the scrollback, filled by the terminal model. Lines are indexed two
  * ways: `read` pages by position among the held lines (0 = oldest), `readSince` by a monotonic
  * sequence number that survives eviction (for deltas of a send's output).
  */
-export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewriteLine' | 'textBlock'> {
+export class LineRing {
   private readonly maxLines: number;
   private readonly maxBytes: number;
   /** Most bytes the storage ever needs: the bounds, the CRs of CRLF line ends, and one run. */
@@ -193,7 +192,7 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
 
   /**
    * The lines from sequence number `fromSeq` on (those still held), oldest first, the open line last.
-   * The output model reads the newest lines back when it rebuilds its live region from them.
+   * The terminal model reads the newest lines back when it takes the screen's lines from the ring.
    */
   linesFrom(fromSeq: number): string[] {
     const lines: string[] = [];
@@ -206,7 +205,7 @@ export class LineRing implements Pick<SanitizerSink, 'text' | 'newline' | 'rewri
   /**
    * Takes back the lines from sequence number `fromSeq` on, completed ones and the open line: what
    * follows is appended as if they had never arrived. Lines of the live region (SPEC §4.3) are held
-   * here until they scroll off, and the output model retracts them when the screen changes them.
+   * here until they scroll off, and the terminal model retracts them when the screen changes them.
    */
   retract(fromSeq: number): void {
     const keep = Math.min(this.count, Math.max(0, fromSeq - this.firstSeq));

@@ -2,11 +2,9 @@
  * Line text: output made only of printable characters, TAB, LF and CR — no escape sequence and no other
  * control. A `cat` of a log, plain compiler output and `seq` all look like this, so it is what a flood
  * usually is. The session checks each batch of output once with {@link lineTextKind}, which for ASCII
- * also finds where its line feeds are (line-feeds.ts). A batch that is line text then takes the cheap
- * route through both consumers, `TerminalReplier.feedLineText` and `OutputSanitizer.pushLineText`, and
- * neither scans it again. A batch that is not line text takes the
- * general route — except in the sanitizer when it is line text once its colors are removed (a colored
- * log: `withoutStyles` and `OutputSanitizer.pushStyledLineText`).
+ * also finds where its line feeds are (line-feeds.ts). The terminal model's pass-through takes a batch
+ * that is line text (or is once its colours are removed: a colored log) straight to the scrollback,
+ * and xterm parses it only lazily, if ever (replies/terminal-model.ts).
  *
  * The ASCII part of the check is a SIMD scan (ascii-line-scan.ts) where WebAssembly SIMD is available.
  * Otherwise it is a sticky, greedy character-class regex, which V8's irregexp compiles to a tight loop.

@@ -67,6 +67,11 @@ export class LiveOutputPublisher extends DisposableOwner {
   }
 
   /** Turns publishing on or off. Turning it off discards any pending batch and the count of dropped output. */
+  /** Whether output is published now (while not, nothing need be computed for it). */
+  get active(): boolean {
+    return this.enabled;
+  }
+
   setEnabled(enabled: boolean): void {
     if (this.disposed) return;
     if (enabled && this.ring === undefined) {

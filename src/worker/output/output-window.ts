@@ -4,7 +4,16 @@
  * of every line, so a flood pays for one ring, not two.
  */
 import type { LineRing } from './line-ring.js';
-import type { OutputModel } from './output-model.js';
+
+/** What holds the screen's lines in the ring for readers (the terminal model). */
+export interface OutputView {
+  /** Makes the ring end with what the screen shows. */
+  sync(): void;
+  /** A counter that {@link rewrittenSince} takes. */
+  readonly rewriteEpoch: number;
+  /** The lowest sequence number of a line rewritten after `epoch`, or Infinity. */
+  rewrittenSince(epoch: number): number;
+}
 
 /** A position in the output stream. */
 export interface OutputMark {
@@ -12,7 +21,7 @@ export interface OutputMark {
   readonly seq: number;
   /** That line's content at the mark: output from before the mark, not part of what follows it. */
   readonly prefix: string;
-  /** The output model's rewrite count at the mark: lines redrawn since then are read again. */
+  /** The terminal model's rewrite count at the mark: lines redrawn since then are read again. */
   readonly epoch: number;
 }
 
@@ -32,7 +41,7 @@ export interface OutputSince {
 export class OutputWindow {
   constructor(
     private readonly ring: LineRing,
-    private readonly model?: OutputModel,
+    private readonly model?: OutputView,
   ) {}
 
   /** True when the output ends in an unterminated line with text on it (a prompt, a partial line). */

@@ -1,10 +1,11 @@
 /**
- * Tracks prompt evidence in the sanitized stream (SPEC §4.2 rule 1): a candidate exists only while the
- * printable text after the latest owned marker equals the dialect's controlled prompt exactly — also
- * when marker and prompt arrive split across data callbacks. Any further text (echoed input, output)
- * voids it. A repaint of a prompt that was already shown before the write boundary (same shell, same
- * prompt number) is never a candidate: the line editor redraws on SIGWINCH, so a send right after a
- * resize would otherwise be answered by the repaint before the shell even read the command.
+ * Tracks prompt evidence (SPEC §4.2 rule 1): a candidate exists only while the terminal shows the
+ * latest owned marker followed by exactly the dialect's controlled prompt on its row, with the cursor
+ * right after it (read from the terminal model's screen, replies/terminal-model.ts) — also when marker
+ * and prompt arrive split across data callbacks. Any further text (echoed input, output) voids it. A
+ * repaint of a prompt that was already shown before the write boundary (same shell, same prompt number)
+ * is never a candidate: the line editor redraws on SIGWINCH, so a send right after a resize would
+ * otherwise be answered by the repaint before the shell even read the command.
  */
 import { type PromptMarker, parseOwnedMarker } from './prompt-marker.js';
 
@@ -23,7 +24,7 @@ export interface PromptCandidate extends PromptMarker {
  */
 export class PromptTracker {
   private marker: PromptMarker | undefined;
-  private tail = '';
+  /** When the current marker's prompt was first seen complete (0: not yet). */
   private completedAt = 0;
   private reported = false;
   /** The last marker seen (kept across `reset`), to tell a repaint from a new prompt. */
@@ -37,11 +38,14 @@ export class PromptTracker {
     private readonly nonce: string,
     /** The controlled prompt text that must follow the marker exactly. */
     readonly prompt: string,
+    /** Whether the screen shows the latest marker followed by exactly `prompt`, the cursor after it. */
+    private readonly shown: (prompt: string) => boolean,
   ) {}
 
   /** The current candidate, or undefined. */
   get candidate(): PromptCandidate | undefined {
-    if (this.marker === undefined || this.tail !== this.prompt) return undefined;
+    if (this.marker === undefined || !this.shown(this.prompt)) return undefined;
+    if (this.completedAt === 0) this.completedAt = performance.now();
     return { ...this.marker, at: this.completedAt, reported: this.reported };
   }
 
@@ -53,7 +57,7 @@ export class PromptTracker {
   /** Forget everything (the write boundary: evidence from before a write never counts). */
   reset(): void {
     this.marker = undefined;
-    this.tail = '';
+    this.completedAt = 0;
     this.staleAtBoundary = this.lastSeen;
     this.newPrompts = 0;
   }
@@ -67,7 +71,7 @@ export class PromptTracker {
   osc(payload: string): boolean {
     const marker = parseOwnedMarker(payload, this.nonce);
     if (marker === undefined) return false;
-    this.tail = '';
+    this.completedAt = 0;
     if (samePrompt(marker, this.staleAtBoundary)) {
       this.marker = undefined; // a repaint of the prompt the input was typed at: no news
       return true;
@@ -80,37 +84,6 @@ export class PromptTracker {
     this.marker = marker;
     this.lastSeen = marker;
     return true;
-  }
-
-  /** Printable text arrived. */
-  text(s: string): void {
-    if (this.marker === undefined) return;
-    if (this.tail.length + s.length > this.prompt.length) {
-      this.marker = undefined; // more than a prompt follows the marker: not at our prompt
-      return;
-    }
-    this.tail += s;
-    if (this.tail === this.prompt) this.completedAt = performance.now();
-    else if (!this.prompt.startsWith(this.tail)) this.marker = undefined;
-  }
-
-  /** A line ended: whatever follows the marker is not a bare prompt any more. */
-  newline(): void {
-    this.marker = undefined;
-  }
-
-  /** Several lines at once: only what follows the last line end can still be a prompt. */
-  textBlock(block: string): void {
-    if (this.marker === undefined) return; // no marker to follow (a flood's usual case): nothing to look at
-    const lastEnd = block.lastIndexOf('\n');
-    if (lastEnd !== -1) this.newline();
-    const rest = lastEnd === -1 ? block : block.slice(lastEnd + 1);
-    if (rest !== '') this.text(rest);
-  }
-
-  /** A carriage-return rewrite of the current line restarts the prompt text after the marker. */
-  rewriteLine(): void {
-    this.tail = '';
   }
 }
 

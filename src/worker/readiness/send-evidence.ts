@@ -24,12 +24,12 @@ export class OutputEvidence {
   /** Chunks with output so far: a confirm or a residue seen at one count is void at the next. */
   seq = 0;
   /**
-   * Last sanitized output (text, line ends, our marker). None yet counts as a pause: the first output of
+   * Last text output (text, line ends, our marker). None yet counts as a pause: the first output of
    * a send (the echo of its input, a prompt) is a burst whose writer may block moments later, so it is
    * probed on the next turns rather than after a quiet period (which cost `read x` a millisecond).
    */
   lastOutputAt = Number.NEGATIVE_INFINITY;
-  /** Last pty bytes of any kind: silence is measured on these (rule 5), not on sanitized text. */
+  /** Last pty bytes of any kind: silence is measured on these (rule 5), not on the text stream. */
   lastByteAt: number;
   /** The chunk being processed has output in it. */
   private pending = false;

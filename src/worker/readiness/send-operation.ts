@@ -116,7 +116,7 @@ export interface SendOptions {
 }
 
 /**
- * One send (the pipeline's `OutputListener` while it holds the slot). The pipeline feeds it the sanitized stream (`text`, `newline`, `textBlock`, `rewriteLine`,
+ * One send (the pipeline's `OutputListener` while it holds the slot). The pipeline feeds it the text stream (`text`, `newline`, `textBlock`, `rewriteLine`,
  * `markerArrived`) and calls `endOfChunk()` after each processed pty chunk, with or without text in it.
  */
 export class SendOperation extends DisposableOwner {
@@ -280,7 +280,7 @@ export class SendOperation extends DisposableOwner {
     if (outcome !== 'failed' && this.state === writing) this.beginWaiting(output, boundary);
   }
 
-  /** Sanitized text of the current line. */
+  /** Text of the current line. */
   text(s: string): void {
     const output = this.collecting();
     if (output === undefined) return;

@@ -7,7 +7,7 @@
  * - no prompt marker follows its query in the stream already read (the shell printed its prompt after
  *   the query: whoever asked has finished). The replier counts the markers it parses, in stream order
  *   with the replies, so "markers parsed now > markers parsed when the reply was made" is exactly "a
- *   marker follows the query". Once the replier has parsed every byte read, that count is final;
+ *   marker follows the query". Once the terminal model has parsed every byte read, that count is final;
  * - within {@link REPLY_WAIT_MS} of the query, a sample of the foreground group shows a thread blocked
  *   reading the terminal that is not the shell waiting in its own line editor. bash at its prompt waits
  *   in readline's `pselect6`; bash's `read -sdR -p $'\e[6n'` waits in `read(0)` and is answered. A
@@ -44,11 +44,11 @@ const MAX_CHECK_INTERVAL_MS = 8;
 
 /** What the gate needs from its session. */
 export interface ReplyGateEnvironment {
-  /** Processes output already read, so the replier is fed every byte (and marker) read so far. */
+  /** Processes output already read, so the terminal model is fed every byte (and marker) read so far. */
   flushOutput(): void;
-  /** True while the replier has fed output left to parse: its marker count is not final yet. */
+  /** True while the terminal model has fed output left to parse: its marker count is not final yet. */
   replierBusy(): boolean;
-  /** Prompt markers the replier has parsed so far. */
+  /** Prompt markers the terminal model has parsed so far. */
   markersParsed(): number;
   /** A sample of the terminal's foreground group; undefined when it cannot be read. */
   sample(): ForegroundSample | undefined;
@@ -71,7 +71,7 @@ export interface ReplyGateStats {
 
 interface HeldReply {
   data: string;
-  /** Markers the replier had parsed when it made this reply (all of them before the query). */
+  /** Markers the terminal model had parsed when it made this reply (all of them before the query). */
   markersBefore: number;
   /** `performance.now()` when the reply was made. */
   madeAt: number;
@@ -104,7 +104,7 @@ export class ReplyGate extends DisposableOwner {
     return { ...this.counters };
   }
 
-  /** A reply the replier made while `markersBefore` markers had been parsed. */
+  /** A reply the terminal model made while `markersBefore` markers had been parsed. */
   offer(data: string, markersBefore: number): void {
     if (this.disposed || this.heldChars + data.length > MAX_HELD_REPLY_CHARS) {
       this.counters.dropped += 1;
@@ -148,7 +148,7 @@ export class ReplyGate extends DisposableOwner {
     this.env.flushOutput();
     const markers = this.env.markersParsed();
     this.dropWhere((reply) => reply.markersBefore < markers);
-    // While the replier has output left, a marker may still follow: decide once it caught up.
+    // While the terminal model has output left, a marker may still follow: decide once it caught up.
     if (this.held.length > 0 && !this.env.replierBusy() && this.readerWaiting()) this.writeHeld();
     const now = performance.now();
     this.dropWhere((reply) => now - reply.madeAt >= REPLY_WAIT_MS);

@@ -1,5 +1,5 @@
 /**
- * Bounds the string sequences the replier's xterm parser is fed (SPEC §4.3 "Bounds under hostile
+ * Bounds the string sequences the terminal model's xterm parser is fed (SPEC §4.3 "Bounds under hostile
  * output"). xterm collects every OSC and DCS payload for its handlers up to 10 000 000 characters
  * (`PAYLOAD_LIMIT` in @xterm/headless), so one unterminated `ESC ] 0 ;` followed by megabytes of text
  * kept hundreds of MB of heap. The replier needs none of that: nothing it answers has a long body.

@@ -32,10 +32,35 @@ export interface XtermInternals {
   /** Parses `data` at once (xterm's write buffer must be empty: no `write()` in flight). */
   writeSync(data: string): void;
   /**
+   * Drops the normal buffer's scrollback (the rows above its screen), as `CSI 3 J` does (the saved
+   * cursor moved with the rows, which `CSI 3 J` forgets), without a sequence being parsed (one of ours parsed while the program's is open would break it); returns how
+   * many rows went.
+   */
+  dropScrollback(): number;
+  /**
+   * Back to the normal screen with the cursor saved on entering the alternate one, as `CSI ? 1049 l`
+   * does, without a sequence being parsed (callable from a parser handler).
+   */
+  leaveAlternateScreen(): void;
+  /**
+   * Lets `observer` see what the parser prints and its line feeds and carriage returns, after xterm
+   * handled each (xterm's own handlers call these methods of its input handler, which are wrapped).
+   */
+  observeText(observer: TextObserver): void;
+  /**
    * Parses now what xterm's write buffer still holds, calling each entry's callback in order, so the
    * terminal is idle afterwards.
    */
   drainWrites(): void;
+}
+
+/** What {@link XtermInternals.observeText} reports. */
+export interface TextObserver {
+  /** Printed characters. */
+  print(text: string): void;
+  /** LF, VT or FF. */
+  lineFeed(): void;
+  carriageReturn(): void;
 }
 
 /** The installed @xterm/headless version, as its package says. */
@@ -79,6 +104,24 @@ function reach(terminal: Terminal): XtermInternals | string {
   if (typeof lines?.length !== 'number' || typeof lines.maxLength !== 'number') {
     return 'no buffers.active.lines.length/maxLength';
   }
+  const normal = buffers?.normal as Shape;
+  const normalLines = normal?.lines as Shape;
+  if (
+    typeof normal?.ybase !== 'number' ||
+    typeof normal.ydisp !== 'number' ||
+    typeof normal.savedY !== 'number'
+  ) {
+    return 'no buffers.normal.ybase/ydisp/savedY';
+  }
+  if (typeof normalLines?.trimStart !== 'function') return 'no buffers.normal.lines.trimStart';
+  if (typeof buffers?.activateNormalBuffer !== 'function') return 'no buffers.activateNormalBuffer';
+  const inputHandler = core._inputHandler as Shape;
+  if (typeof inputHandler?.restoreCursor !== 'function') return 'no _inputHandler.restoreCursor';
+  for (const method of ['print', 'lineFeed', 'carriageReturn']) {
+    if (typeof inputHandler[method] !== 'function') return `no _inputHandler.${method}`;
+  }
+  const rowsOf = core._bufferService as Shape;
+  if (typeof rowsOf?.rows !== 'number') return 'no _bufferService.rows';
   const writeSync = core.writeSync;
   if (typeof writeSync !== 'function') return 'no writeSync';
   const charsets = core._charsetService as Shape;
@@ -106,8 +149,65 @@ function reach(terminal: Terminal): XtermInternals | string {
     },
     charsetMapped: () => charsets.charset !== undefined,
     writeSync: sync,
+    observeText: (observer) => {
+      const handler = inputHandler as unknown as InputHandlerText;
+      const print = handler.print;
+      const lineFeed = handler.lineFeed;
+      const carriageReturn = handler.carriageReturn;
+      handler.print = function (data, start, end) {
+        const result = print.call(this, data, start, end);
+        observer.print(codePointsToString(data, start, end));
+        return result;
+      };
+      handler.lineFeed = function () {
+        const result = lineFeed.call(this);
+        observer.lineFeed();
+        return result;
+      };
+      handler.carriageReturn = function () {
+        const result = carriageReturn.call(this);
+        observer.carriageReturn();
+        return result;
+      };
+    },
+    leaveAlternateScreen: () => {
+      (buffers as unknown as { activateNormalBuffer(): void }).activateNormalBuffer();
+      (inputHandler as unknown as { restoreCursor(): void }).restoreCursor();
+    },
+    dropScrollback: () => {
+      const buffer = buffers?.normal as unknown as NormalBufferState;
+      const excess = buffer.lines.length - (rowsOf as unknown as { rows: number }).rows;
+      if (excess <= 0) return 0;
+      buffer.lines.trimStart(excess);
+      buffer.ybase = Math.max(buffer.ybase - excess, 0);
+      buffer.ydisp = Math.max(buffer.ydisp - excess, 0);
+      // The saved cursor (DECSC, `CSI ? 1049 h`) is an absolute row, unlike the cursor's own.
+      buffer.savedY = Math.max(buffer.savedY - excess, 0);
+      return excess;
+    },
     drainWrites: writeBufferDrain(writeBuffer as unknown as WriteBufferState, sync),
   };
+}
+
+/** The methods of xterm 6's `InputHandler` its parser calls for printed text, LF/VT/FF and CR. */
+interface InputHandlerText {
+  print(data: Uint32Array, start: number, end: number): void;
+  lineFeed(): boolean;
+  carriageReturn(): boolean;
+}
+
+/** Code points `data[start, end)` as a string. */
+function codePointsToString(data: Uint32Array, start: number, end: number): string {
+  // A print covers at most one parse slice: few enough code points for one call.
+  return String.fromCodePoint.apply(null, data.subarray(start, end) as unknown as number[]);
+}
+
+/** xterm 6's normal `Buffer`: its line ring and the scrolled-off rows above the screen (`ybase`). */
+interface NormalBufferState {
+  lines: { length: number; trimStart(count: number): void };
+  ybase: number;
+  ydisp: number;
+  savedY: number;
 }
 
 /**

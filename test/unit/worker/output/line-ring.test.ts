@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { TerminalError } from '../../../../src/shared/errors.js';
 import { LineFeeds } from '../../../../src/worker/output/line-feeds.js';
 import { LineRing } from '../../../../src/worker/output/line-ring.js';
-import { OutputSanitizer } from '../../../../src/worker/output/sanitizer.js';
+import { TerminalModel } from '../../../../src/worker/replies/terminal-model.js';
 
 const utf8 = (s: string): number => Buffer.byteLength(s, 'utf8');
 
@@ -230,7 +230,7 @@ describe('LineRing agrees with the naive model', () => {
               case 'block': {
                 // The contract: text + newline per `\n`-terminated piece (without the CR of a CRLF),
                 // then text of the rest.
-                // The sanitizer says when a block is ASCII; the ring checks when it is not told. For an
+                // The terminal model says when a block is ASCII; the ring checks when it is not told. For an
                 // ASCII block it may also pass where the line feeds are, as the scan found them.
                 const ascii = step.told && /^\p{ASCII}*$/u.test(step.s);
                 ring.textBlock(step.s, ascii, ascii && step.lineFeeds ? lineFeedsOf(step.s) : undefined);
@@ -460,20 +460,21 @@ describe('LineRing deltas (readSince)', () => {
     expect(ring.readSince(2, 4)).toEqual({ text: '4\n5\n', nextSeq: 5, truncated: true });
   });
 
-  it('feeds from the sanitizer: a progress bar and a prompt', () => {
+  it('feeds from the terminal model: a progress bar and a prompt', () => {
     const ring = new LineRing({ maxLines: 100, maxBytes: 10_000 });
-    const sanitizer = new OutputSanitizer({ maxPendingChars: 1024 });
-    const sink = {
-      text: (s: string) => ring.text(s),
-      newline: () => ring.newline(),
-      rewriteLine: () => ring.rewriteLine(),
-      textBlock: (s: string) => ring.textBlock(s),
-      osc() {},
-    };
+    const model = new TerminalModel({
+      rows: 24,
+      cols: 80,
+      ring,
+      reply: () => undefined,
+      marker: () => false,
+    });
     const from = ring.headSeq;
-    for (let i = 0; i <= 100; i += 10) sanitizer.push(`\r\x1b[Kdownloading ${i}%`, sink);
-    sanitizer.push('\r\n\x1b]133;D;0\x07$ ', sink);
+    for (let i = 0; i <= 100; i += 10) model.write(`\r\x1b[Kdownloading ${i}%`);
+    model.write('\r\n\x1b]133;D;0\x07$ ');
+    model.sync();
     expect(ring.readSince(from, 10_000).text).toBe('downloading 100%\n$ ');
+    model.dispose();
   });
 });
 

@@ -678,8 +678,9 @@ describe('SendOperation races', () => {
     // looks like the prompt after the command.
     let current = sample(100, [thread(100, 'waiting', 1, 'pselect6')]);
     const env = fakeEnvironment({ current: () => current });
-    env.output.prompt.osc(marker(0, 4));
-    env.output.prompt.text('$ ');
+    const pipeline = pipelines.get(env)!;
+    pipeline.write(`\x1b]${marker(0, 4)}\x07$ `); // the prompt before the send, shown
+    pipeline.flush();
     const op = newOp(env, { text: 'echo hi', submit: true });
     await op.start();
     current = sample(100, [thread(100, 'waiting', 2, 'pselect6')]);

@@ -13,7 +13,6 @@ import {
   STRING_GRAMMAR,
   StringSequenceBound,
 } from '../../../../src/worker/replies/string-sequence-bound.js';
-import { replierTerminalOptions } from '../../../../src/worker/replies/terminal-replier.js';
 
 /** xterm 6's `ParserAction` numbers, mapped to what the bound distinguishes. */
 const XTERM_ACTIONS: Record<number, number> = {
@@ -31,7 +30,7 @@ afterEach(() => {
 
 /** The installed xterm's transition table (`state << 8 | class` → `action << 4 | next state`). */
 function xtermTable(): Uint8Array {
-  const terminal = new xtermHeadless.Terminal(replierTerminalOptions(20, 5));
+  const terminal = new xtermHeadless.Terminal({ cols: 20, rows: 5, allowProposedApi: true, logLevel: 'off' });
   terminals.push(terminal);
   const core = (terminal as unknown as { _core: { _inputHandler: { _parser: unknown } } })._core;
   return (core._inputHandler._parser as { _transitions: { table: Uint8Array } })._transitions.table;

@@ -6,7 +6,8 @@
  */
 import xtermHeadless, { type Terminal } from '@xterm/headless';
 import { afterEach, describe, expect, it } from 'vitest';
-import { replierTerminalOptions, TerminalReplier } from '../../../../src/worker/replies/terminal-replier.js';
+import { LineRing } from '../../../../src/worker/output/line-ring.js';
+import { TerminalModel } from '../../../../src/worker/replies/terminal-model.js';
 import {
   KNOWN_XTERM_VERSION,
   ParserState,
@@ -19,9 +20,20 @@ afterEach(() => {
 });
 
 function terminal(): Terminal {
-  const made = new xtermHeadless.Terminal(replierTerminalOptions(20, 5));
+  const made = new xtermHeadless.Terminal({
+    cols: 20,
+    rows: 5,
+    scrollback: 0,
+    allowProposedApi: true,
+    logLevel: 'off',
+  });
   terminals.push(made);
   return made;
+}
+
+function model(): TerminalModel {
+  const ring = new LineRing({ maxLines: 10, maxBytes: 1024 });
+  return new TerminalModel({ cols: 20, rows: 5, ring, reply: () => undefined, marker: () => false });
 }
 
 /** The terminal's `_core`, to change its shape as another xterm version might. */
@@ -63,6 +75,32 @@ describe('xterm internals', () => {
     expect(subject.buffer.active.getLine(0)?.translateToString(true)).toBe('abc');
   });
 
+  it('drops the scrollback with the saved cursor, leaves the alternate screen, reports printed text', () => {
+    const subject = new xtermHeadless.Terminal({
+      cols: 20,
+      rows: 2,
+      scrollback: 10,
+      allowProposedApi: true,
+      logLevel: 'off',
+    });
+    terminals.push(subject);
+    const internals = xtermInternals(subject);
+    const seen: string[] = [];
+    internals.observeText({
+      print: (text) => seen.push(text),
+      lineFeed: () => seen.push('LF'),
+      carriageReturn: () => seen.push('CR'),
+    });
+    internals.writeSync('a\r\nb\r\nc\x1b[?1049h');
+    expect(seen).toEqual(['a', 'CR', 'LF', 'b', 'CR', 'LF', 'c']);
+    expect(internals.dropScrollback()).toBe(1);
+    expect(subject.buffer.normal.baseY).toBe(0);
+    internals.leaveAlternateScreen();
+    expect(subject.buffer.active.type).toBe('normal');
+    // The cursor saved on entering is back where it was, one row up with the dropped row.
+    expect([subject.buffer.active.cursorY, subject.buffer.active.cursorX]).toEqual([1, 1]);
+  });
+
   it('a transition table laid out differently is not read: the terminal model still starts', () => {
     const subject = terminal();
     // xterm shares one table among its terminals: it is put back below.
@@ -73,7 +111,7 @@ describe('xterm internals', () => {
     transitions.table = table.map((entry) => ((entry & 15) << 4) | (entry >> 4));
     try {
       expect(() => xtermInternals(subject)).not.toThrow();
-      new TerminalReplier({ cols: 20, rows: 5, reply: () => undefined }).dispose();
+      model().dispose();
     } finally {
       transitions.table = table;
     }
@@ -98,10 +136,10 @@ describe('xterm internals', () => {
     const writeSync = owner!.writeSync;
     delete owner!.writeSync;
     try {
-      expect(() => new TerminalReplier({ cols: 20, rows: 5, reply: () => undefined })).toThrow(FAILS_CLOSED);
+      expect(() => model()).toThrow(FAILS_CLOSED);
     } finally {
       owner!.writeSync = writeSync;
     }
-    new TerminalReplier({ cols: 20, rows: 5, reply: () => undefined }).dispose();
+    model().dispose();
   });
 });

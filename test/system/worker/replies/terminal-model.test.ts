@@ -1,11 +1,12 @@
 /**
- * The terminal-protocol replier with a real process: python3 in raw mode asks for the cursor position
- * through a pty and reads the answer from its terminal. The replier's rules, one by one and against an
- * xterm that parses every byte, are in test/unit/worker/replies/terminal-replier.test.ts.
+ * The terminal model's replies with a real process: python3 in raw mode asks for the cursor position
+ * through a pty and reads the answer from its terminal. The rules, one by one, are in
+ * test/unit/worker/output-pipeline.test.ts.
  */
 import { spawn } from 'node-pty';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TerminalReplier } from '../../../../dist/worker/replies/terminal-replier.js';
+import { LineRing } from '../../../../dist/worker/output/line-ring.js';
+import { TerminalModel } from '../../../../dist/worker/replies/terminal-model.js';
 
 const open: { dispose(): void }[] = [];
 
@@ -13,7 +14,7 @@ afterEach(() => {
   for (const item of open.splice(0)) item.dispose();
 });
 
-describe('TerminalReplier with a real process', () => {
+describe('TerminalModel with a real process', () => {
   it('answers the cursor position request of python3 reading its terminal in raw mode', async () => {
     const script = [
       'import os, sys, tty',
@@ -28,13 +29,19 @@ describe('TerminalReplier with a real process', () => {
       rows: 24,
       env: { ...process.env, TERM: 'dumb' },
     });
-    const r = new TerminalReplier({ cols: 80, rows: 24, reply: (data) => pty.write(data) });
+    const r = new TerminalModel({
+      cols: 80,
+      rows: 24,
+      ring: new LineRing({ maxLines: 100, maxBytes: 1 << 16 }),
+      reply: (data) => pty.write(data),
+      marker: () => false,
+    });
     open.push(r);
     let output = '';
     const exited = new Promise<number>((resolve) => pty.onExit(({ exitCode }) => resolve(exitCode)));
     pty.onData((data) => {
       output += data;
-      r.feed(data);
+      r.write(data);
     });
     expect(await exited).toBe(0);
     expect(output).toContain('GOT [1;3R');
@@ -57,13 +64,19 @@ describe('TerminalReplier with a real process', () => {
       rows: 24,
       env: { ...process.env, TERM: 'dumb' },
     });
-    const r = new TerminalReplier({ cols: 80, rows: 24, reply: (data) => pty.write(data) });
+    const r = new TerminalModel({
+      cols: 80,
+      rows: 24,
+      ring: new LineRing({ maxLines: 100, maxBytes: 1 << 16 }),
+      reply: (data) => pty.write(data),
+      marker: () => false,
+    });
     open.push(r);
     let output = '';
     const exited = new Promise<number>((resolve) => pty.onExit(({ exitCode }) => resolve(exitCode)));
     pty.onData((data) => {
       output += data;
-      r.feed(data);
+      r.write(data);
     });
     expect(await exited).toBe(0);
     // Rows 1 and 2 hold a and b; two up, the frame's one line is redrawn, the cursor is below it.
