@@ -133,6 +133,17 @@ export class DisposableStore implements Disposable {
     return owned;
   }
 
+  /**
+   * A recurring `setImmediate` turn, owned by this store once for its owner's life: for a hot path that
+   * schedules thousands of turns a second, where a registration per turn would cost (the output
+   * pipeline's: ~0.45 µs a turn more than a bare `setImmediate`). Inert on a disposed store.
+   */
+  turn(label: string, run: () => void): ImmediateTurn {
+    const turn = new ImmediateTurn(run);
+    this.own(label, () => turn.dispose());
+    return turn;
+  }
+
   /** Disposes `item` and forgets it. */
   delete(item: Disposable): void {
     this.items.delete(item);
@@ -239,4 +250,30 @@ export async function withinMs<T>(label: string, work: Promise<T>, ms: number): 
   } finally {
     wait.dispose();
   }
+}
+
+/** A recurring turn of the event loop: see {@link DisposableStore.turn}. */
+export class ImmediateTurn implements Disposable {
+  private pending: NodeJS.Immediate | undefined;
+  private ended = false;
+
+  constructor(private readonly run: () => void) {}
+
+  /** Asks for one run of the turn in the next check phase; nothing more while one is pending. */
+  schedule(): void {
+    if (this.ended || this.pending !== undefined) return;
+    this.pending = setImmediate(this.fire);
+  }
+
+  /** Cancels a pending run; later `schedule()` calls do nothing. */
+  dispose(): void {
+    this.ended = true;
+    if (this.pending !== undefined) clearImmediate(this.pending);
+    this.pending = undefined;
+  }
+
+  private readonly fire = (): void => {
+    this.pending = undefined;
+    this.run();
+  };
 }

@@ -9,7 +9,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { EngineConfig } from '../shared/config.js';
 import { TerminalError } from '../shared/errors.js';
-import { DisposableOwner } from '../shared/lifecycle.js';
+import { DisposableOwner, type ImmediateTurn } from '../shared/lifecycle.js';
 import type { Disposable, ReadRequest, ReadResult, TerminalSize, TerminalSnapshot } from '../shared/types.js';
 import { LineRing } from './output/line-ring.js';
 import type { LiveOutputPublisher } from './output/live-output.js';
@@ -107,13 +107,12 @@ export class OutputPipeline extends DisposableOwner {
   private readingPaused = false;
   /** Set once the session closes: everything is read again, unbounded by backpressure. */
   private readingEverything = false;
-  private outputScheduled = false;
   /**
-   * The scheduled turn of output processing. Registered once, for the pipeline's life, rather than
-   * once per read: a flood schedules ~20 000 turns a second, and a registration each cost ~0.45 µs more
-   * than a bare `setImmediate` (about 1 % of the thread's time in a flood).
+   * The turn of output processing. Registered once, for the pipeline's life, rather than once per read:
+   * a flood schedules ~20 000 turns a second, and a registration each cost ~0.45 µs more than a bare
+   * `setImmediate` (about 1 % of the thread's time in a flood).
    */
-  private outputTurn: NodeJS.Immediate | undefined;
+  private readonly outputTurn: ImmediateTurn;
   private readonly listener: () => OutputListener | undefined;
 
   constructor(options: OutputPipelineOptions) {
@@ -123,7 +122,7 @@ export class OutputPipeline extends DisposableOwner {
     this.listener = options.listener;
     this.live = options.live;
     if (this.live !== undefined) this.owned.add(this.live);
-    this.owned.own('output processing', () => clearImmediate(this.outputTurn));
+    this.outputTurn = this.owned.turn('output processing', this.processOutput);
     this.raw = this.owned.add(new RawChannel(new PrivateMarkerFilter(options.nonce)));
     this.owned.own('raw openings', () => this.failRawOpenings());
     this.scrollback = new LineRing({ maxLines: config.scrollbackLines, maxBytes: config.scrollbackMaxBytes });
@@ -201,9 +200,7 @@ export class OutputPipeline extends DisposableOwner {
     this.pendingOutput.push(chunk);
     this.pendingChars += chunk.length;
     this.limitBacklog();
-    if (this.outputScheduled) return;
-    this.outputScheduled = true;
-    this.outputTurn = setImmediate(this.processOutput);
+    this.outputTurn.schedule();
   }
 
   /** Processes every pending read now (before exit handling, a write boundary, a probe of /proc). */
@@ -311,7 +308,6 @@ export class OutputPipeline extends DisposableOwner {
    * (bench/README.md, "What sets flood throughput": the reader must not lag).
    */
   private readonly processOutput = (): void => {
-    this.outputScheduled = false;
     const pending = this.pendingOutput;
     if (pending.length === 0 || this.disposed) return;
     const startedAt = performance.now();
@@ -327,10 +323,7 @@ export class OutputPipeline extends DisposableOwner {
     if (this.rawOpenings.length > 0) this.openPendingRaw(false);
     this.listener()?.endOfChunk(startedAt, data.length);
     this.limitBacklog();
-    if (this.pendingOutput.length > 0 && !this.outputScheduled) {
-      this.outputScheduled = true;
-      this.outputTurn = setImmediate(this.processOutput);
-    }
+    if (this.pendingOutput.length > 0) this.outputTurn.schedule();
   };
 
   /** Output read and not yet processed through the whole pipeline, in characters. */

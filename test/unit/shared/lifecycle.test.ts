@@ -96,6 +96,32 @@ describe('DisposableStore', () => {
   });
 });
 
+describe('ImmediateTurn', () => {
+  it('runs once per schedule, however often asked while pending; none once its store is disposed', async () => {
+    const store = new DisposableStore();
+    let runs = 0;
+    const turn = store.turn('turn', () => runs++);
+    turn.schedule();
+    turn.schedule();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(runs).toBe(1);
+    turn.schedule();
+    store.dispose();
+    turn.schedule();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(runs).toBe(1);
+  });
+
+  it('is inert when made by a disposed store', async () => {
+    const store = new DisposableStore();
+    store.dispose();
+    let runs = 0;
+    store.turn('late', () => runs++).schedule();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(runs).toBe(0);
+  });
+});
+
 describe('DisposableSlot', () => {
   it('disposes what it held when it is given something new, and on clear', () => {
     const store = new DisposableStore();
