@@ -70,9 +70,6 @@ const SGR_PREFIX = /^\x1b(?:\[[0-9;:]*)?$/;
 const NOT_SGR = /\x1b(?!\[[0-9;:]*m)/;
 /** A CR not followed by LF. */
 const BARE_CR = /\r(?!\n)/;
-/** What rewrites the row: a CR that is no line end, or a backspace. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: BS is a control code
-const REWRITES = /\r(?!\n)|\x08/;
 /** ASCII printable, CR, LF and BS only: what the row buffer handles exactly. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the class is defined by control codes
 const ROW_EDIT_TEXT = /^[\x20-\x7e\r\n\x08]*$/;
@@ -745,38 +742,8 @@ export class TerminalModel {
     this.openCol = col;
     this.rowToRing = true;
     this.rowToXterm = true;
-    if (following) this.tellRowEdits(data, done);
+    if (following) tellRowEdits(this.listener, data);
     return true;
-  }
-
-  /**
-   * Tells the listener what a row edit wrote. Text that only moves the cursor forward is told as it
-   * comes; a line a read rewrites (CR, BS) is told as the read left it, written again from its start:
-   * a progress bar redraws its row ~70 times a 4 KiB read, and
-   * telling each redraw cost the send more than the whole pass-through (as the sanitizer's collapse of
-   * `\r` rewrites did, what a read drew over within itself is not told).
-   */
-  private tellRowEdits(data: string, done: readonly string[]): void {
-    const listener = this.listener;
-    if (!REWRITES.test(data)) {
-      tellRowEdits(listener, data);
-      return;
-    }
-    // One piece per line the read touched: the finished ones (CRLF-ended), then the open row's.
-    const pieces = data.split('\r\n');
-    for (let k = 0; k < pieces.length; k++) {
-      const piece = pieces[k]!;
-      const finished = k < done.length;
-      if (!finished && piece.length === 0) break;
-      if (REWRITES.test(piece)) {
-        listener.rewriteLine();
-        const line = finished
-          ? done[k]!
-          : String.fromCharCode.apply(null, this.row.subarray(0, this.rowLength) as unknown as number[]);
-        if (line.length > 0) listener.text(line);
-      } else if (piece.length > 0) listener.text(piece);
-      if (finished) listener.newline();
-    }
   }
 
   /** Queues `raw` for xterm; drops whole pieces from the head once more than `rows` lines wait. */

@@ -160,13 +160,12 @@ describe('output pipeline: replies and prompt evidence', () => {
     expect(h.text()).toContain('hi\n');
   });
 
-  it('tells the send what is printed: a read that rewrites as its end state, line ends, redraws again as new text', () => {
+  it('tells the send what is printed: rewrites as CR, line ends, redraws again as new text', () => {
     const h = harness(6, 20, true);
-    // What one read drew over within itself (`p 10%`) is not told: its lines as they ended, rewritten.
     h.write('p 10%\rp 99%\r\n');
     h.write('\x1b[Ka\r\nb\x1b[1A\rA\r\n');
     h.write(`${marker(3)}$ `);
-    expect(h.heard.text).toBe('\rp 99%\na\nb\rA\n$ ');
+    expect(h.heard.text).toBe('p 10%\rp 99%\na\nb\rA\n$ ');
     expect(h.heard.markers).toBe(1);
   });
 });
