@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { pipelineHarness } from './pipeline-harness.js';
+import { STREAM_FRAGMENTS } from './stream-fragments.js';
 
 /** The scrollback and the screen's lines as a reader gets them, after `stream` cut at `cuts`. */
 function textAfter(stream: string, cuts: number[], rows: number, cols: number): string {
@@ -22,44 +23,7 @@ function textAfter(stream: string, cuts: number[], rows: number, cols: number): 
   return text;
 }
 
-/** Pieces of streams: text, CJK, combining and precomposed é, emoji, progress, cursor moves, screens. */
-const FRAGMENTS = [
-  'a',
-  'bcd',
-  ' ',
-  '\r',
-  '\r\n',
-  '\b',
-  '[###   ] 10%',
-  '中',
-  '😀',
-  'é',
-  'e\u0301',
-  '\x1b[0m',
-  '\x1b[31m',
-  '\x1b[1;31m',
-  '\x1b[1A',
-  '\x1b[K',
-  '\x1b[2K',
-  '\x1b[2J',
-  '\x1b[H',
-  '\x1b[2;3H',
-  '\x1bM',
-  '\x1b[?1049h',
-  '\x1b[?1049l',
-  '\x1b[1;2r',
-  '\x1b[r',
-  '\x1b[4h',
-  '\x1b[4l',
-  '\x1b(0',
-  '\x1b(B',
-  '\x1b]0;t\x07',
-  '\x1b[6n',
-  '\x1b[3',
-  '\x1b',
-  'hello world ',
-  'x'.repeat(45),
-];
+const FRAGMENTS = STREAM_FRAGMENTS;
 
 describe('output pipeline: the scrollback of a stream cut anywhere', () => {
   it('the counterexample that turned é into e', () => {

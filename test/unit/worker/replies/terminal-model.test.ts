@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LineRing } from '../../../../src/worker/output/line-ring.js';
 import { TerminalModel } from '../../../../src/worker/replies/terminal-model.js';
+import { STREAM_FRAGMENTS } from '../stream-fragments.js';
 
 function model(rows: number, cols: number) {
   const ring = new LineRing({ maxLines: 100_000, maxBytes: 1 << 24 });
@@ -45,45 +46,7 @@ describe('terminal model split', () => {
   });
 });
 
-const FRAGMENTS = [
-  'a',
-  'bcd',
-  ' ',
-  '\r',
-  '\r\n',
-  '\b',
-  '[###   ] 10%',
-  '中',
-  '😀',
-  'é',
-  'e\u0301',
-  '\x1b[0m',
-  '\x1b[31m',
-  '\x1b[1A',
-  '\x1b[K',
-  '\x1b[2J',
-  '\x1b[H',
-  '\x1b[?1049h',
-  '\x1b[?1049l',
-  '\x1b[3',
-  '\x1b',
-  'xyzxyzxyz',
-  '\x1b[2;3H',
-  '\x1b[1;2r',
-  '\x1b[r',
-  '\x1b[4h',
-  '\x1b[4l',
-  '\x1b(0',
-  '\x1b(B',
-  '\x1b]0;t\x07',
-  '\x1b[6n',
-  '\x1b[1;31m',
-  'hello world ',
-  '\x1bM',
-  '\x1b[2K',
-  'a'.repeat(37),
-  'b'.repeat(23),
-];
+const FRAGMENTS = STREAM_FRAGMENTS;
 describe('terminal model split property', () => {
   it('any split gives the same text', () => {
     fc.assert(
