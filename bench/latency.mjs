@@ -7,68 +7,86 @@
  * - inline: the same session core on the host thread (no thread hop).
  * - raw: node-pty on the host thread, `echo x` typed, until the echoed `x` line and the prompt arrived —
  *   the floor any pty round trip pays (bash reads, forks nothing, prints, prompts).
+ *
+ * SPEC §9's target is relative: engine p50 ≤ raw p50 + 0.45 ms and p99 ≤ raw p99 + 2 ms, each the median
+ * over 5 alternating rounds of that round's difference.
  */
 import { performance } from 'node:perf_hooks';
 import { createPtyEngine } from '../dist/main/index.js';
 import { InlineSession } from './lib/inline-session.mjs';
 import { check, metric } from './lib/metric.mjs';
 import { RAW_PROMPT, RawShell } from './lib/raw-shell.mjs';
-import { round, summarize } from './lib/stats.mjs';
+import { median, round, summarize } from './lib/stats.mjs';
 
-/** Sends per path: the SPEC asks for p99 over at least 200. */
-const SENDS_FULL = 300;
-const SENDS_QUICK = 60;
-/** SPEC §9 (issue 14): `true` send→settle through the engine, host-observed. */
-const TARGET_P50_MS = 1;
-const TARGET_P99_MS = 5;
-/** Rounds the sends are split into, alternating the paths. */
-const ROUNDS = 3;
-/** Unmeasured sends per path first (JIT, page cache, first probe of each code path). */
-const WARMUP = 20;
+/** Measured sends per path and round (the SPEC asks for p99 over at least 200). */
+const SENDS_FULL = 200;
+const SENDS_QUICK = 40;
+/** SPEC §9: `true` through the engine, host-observed, against raw node-pty's echo in the same run. */
+const TARGET_ADDED_P50_MS = 0.45;
+const TARGET_ADDED_P99_MS = 2;
+/** SPEC §9: median of 5 alternating rounds. */
+const ROUNDS = 5;
+/**
+ * Unmeasured sends per path before the rounds. An engine lives for many sends; its first few hundred
+ * run code V8 has not optimised yet (measured here: `true` p50 1.1 ms over the first 200 back-to-back
+ * sends, 0.65 ms after 1 500). The rounds measure the steady state; the first sends after the spawn
+ * are reported on their own (`cold`), with no target.
+ */
+const WARMUP_FULL = 400;
+const WARMUP_QUICK = 20;
+/** The first sends of a fresh engine session, reported as `cold`. */
+const COLD_SENDS = 50;
 
 export default {
   name: 'latency',
   title: 'Send→settle latency of `true`',
   async run({ quick, log }) {
     const sends = quick ? SENDS_QUICK : SENDS_FULL;
-    const perRound = Math.ceil(sends / ROUNDS);
+    const warmup = quick ? WARMUP_QUICK : WARMUP_FULL;
     const engine = await createPtyEngine();
     const session = await engine.spawn();
     const inline = await InlineSession.start();
     const raw = await RawShell.start();
     const rawEcho = (tail) => tail.endsWith(`\r\nx\r\n${RAW_PROMPT}`);
-    const samples = { engine: [], engineReported: [], inline: [], raw: [] };
+    /** rounds[r][path]: that round's samples. */
+    const rounds = [];
+    const cold = [];
     let unproven = 0;
     try {
-      const engineSend = async (record) => {
+      const engineSend = async (into) => {
         const started = performance.now();
         const result = await session.startSend({ text: 'true' }).done;
         const ms = performance.now() - started;
-        if (!record) return;
-        samples.engine.push(ms);
-        samples.engineReported.push(result.elapsedMs);
         if (result.waitReason !== 'stdin_read') unproven++;
+        into?.engine.push(ms);
+        into?.engineReported.push(result.elapsedMs);
+        return ms;
       };
-      const inlineSend = async (record) => {
+      const inlineSend = async (into) => {
         const { result, ms } = await inline.send('true');
-        if (!record) return;
-        samples.inline.push(ms);
         if (result.waitReason !== 'stdin_read') unproven++;
+        into?.inline.push(ms);
       };
-      const rawSend = async (record) => {
+      const rawSend = async (into) => {
         raw.type('echo x');
         const ms = await raw.waitFor(rawEcho);
-        if (record) samples.raw.push(ms);
+        into?.raw.push(ms);
       };
-      for (let i = 0; i < WARMUP; i++) {
-        await engineSend(false);
-        await inlineSend(false);
-        await rawSend(false);
+      for (let i = 0; i < COLD_SENDS; i++) cold.push(await engineSend(undefined));
+      for (let i = 0; i < warmup; i++) {
+        await engineSend(undefined);
+        await inlineSend(undefined);
+        await rawSend(undefined);
       }
+      // Each round runs the paths in blocks, the order rotating: drift that comes and goes meets each.
+      const paths = [engineSend, inlineSend, rawSend];
       for (let r = 0; r < ROUNDS; r++) {
-        for (let i = 0; i < perRound; i++) await engineSend(true);
-        for (let i = 0; i < perRound; i++) await inlineSend(true);
-        for (let i = 0; i < perRound; i++) await rawSend(true);
+        const into = { engine: [], engineReported: [], inline: [], raw: [] };
+        for (let k = 0; k < paths.length; k++) {
+          const path = paths[(k + r) % paths.length];
+          for (let i = 0; i < sends; i++) await path(into);
+        }
+        rounds.push(into);
         log(`round ${r + 1}/${ROUNDS} done`);
       }
     } finally {
@@ -76,27 +94,45 @@ export default {
       await inline.close();
       await engine.close();
     }
-    const e = summarize(samples.engine);
-    const er = summarize(samples.engineReported);
-    const il = summarize(samples.inline);
-    const rw = summarize(samples.raw);
+    /** Median over the rounds of each round's percentile `p` of `path`. */
+    const overRounds = (path, p) => median(rounds.map((into) => summarize(into[path])[p]));
+    /** Median over the rounds of each round's engine − raw difference at percentile `p`. */
+    const addedOverRaw = (p) =>
+      median(rounds.map((into) => summarize(into.engine)[p] - summarize(into.raw)[p]));
+    const e = { p50: overRounds('engine', 'p50'), p99: overRounds('engine', 'p99') };
+    const er = { p50: overRounds('engineReported', 'p50'), p99: overRounds('engineReported', 'p99') };
+    const il = { p50: overRounds('inline', 'p50'), p99: overRounds('inline', 'p99') };
+    const rw = { p50: overRounds('raw', 'p50'), p99: overRounds('raw', 'p99') };
+    const added = { p50: addedOverRaw('p50'), p99: addedOverRaw('p99') };
+    const coldSummary = summarize(cold);
     return {
       metrics: [
         metric({
+          id: 'added.p50',
+          label: 'engine `true` p50 − raw echo p50 (host-observed; median over rounds)',
+          value: round(added.p50, 3),
+          unit: 'ms',
+          target: { op: '<=', value: TARGET_ADDED_P50_MS },
+        }),
+        metric({
+          id: 'added.p99',
+          label: 'engine `true` p99 − raw echo p99 (median over rounds)',
+          value: round(added.p99, 3),
+          unit: 'ms',
+          target: { op: '<=', value: TARGET_ADDED_P99_MS },
+        }),
+        metric({
           id: 'engine.p50',
           label: 'engine `true` p50 (host-observed)',
-          value: round(e.p50),
+          value: round(e.p50, 3),
           unit: 'ms',
-          target: { op: '<=', value: TARGET_P50_MS },
         }),
         metric({
           id: 'engine.p99',
           label: 'engine `true` p99 (host-observed)',
           value: round(e.p99),
           unit: 'ms',
-          target: { op: '<=', value: TARGET_P99_MS },
         }),
-        metric({ id: 'engine.max', label: 'engine `true` max', value: round(e.max), unit: 'ms' }),
         metric({
           id: 'engine.reported.p50',
           label: 'engine `true` p50 (engine-reported elapsedMs)',
@@ -136,11 +172,25 @@ export default {
           value: round(e.p99 / rw.p99),
           unit: '×',
         }),
+        metric({
+          id: 'cold.p50',
+          label: `engine \`true\` p50 over the first ${COLD_SENDS} sends of a fresh session (no target)`,
+          value: round(coldSummary.p50, 3),
+          unit: 'ms',
+        }),
         check({ id: 'unproven', label: 'sends not settled as stdin_read', failures: unproven }),
       ],
-      details: { sendsPerPath: samples.engine.length, engine: e, engineReported: er, inline: il, raw: rw },
+      details: {
+        sendsPerRound: sends,
+        rounds,
+        cold: coldSummary,
+        engine: e,
+        engineReported: er,
+        inline: il,
+        raw: rw,
+      },
       notes: [
-        `${samples.engine.length} measured sends per path after ${WARMUP} warm-up sends, in ${ROUNDS} alternating rounds.`,
+        `${ROUNDS} rounds of ${sends} sends per path (blocks, the order rotating each round) after ${COLD_SENDS} cold and ${warmup} warm-up sends per path; each figure is the median over the rounds (SPEC §9).`,
         'Host-observed = from `startSend()` to `done` resolving on the host thread (includes both thread hops).',
       ],
     };
