@@ -55,6 +55,30 @@ export interface TimerOptions {
   unref?: boolean;
 }
 
+/**
+ * A listener of any arguments. Node's emitters type theirs as `(...args: any[]) => void`; this is the
+ * same, since a store registers listeners of every emitter's events.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the emitters' own listener type (see above)
+type Listener = (...args: any[]) => void;
+
+/**
+ * What a store's listener is registered on: a node `EventEmitter` (a stream, a socket, a port,
+ * `process`) or a DOM-style `EventTarget` (an `AbortSignal`).
+ */
+export type ListenerTarget =
+  | { on(event: string, listener: Listener): unknown; off(event: string, listener: Listener): unknown }
+  | {
+      addEventListener(type: string, listener: Listener): void;
+      removeEventListener(type: string, listener: Listener): void;
+    };
+
+/** How a store's listener is registered. */
+export interface ListenOptions {
+  /** It runs at most once, and leaves the store when it did. */
+  once?: boolean;
+}
+
 /** An inert handle: what a disposed store hands out instead of arming anything. */
 const NOTHING: Disposable = Object.freeze({ dispose: () => undefined });
 
@@ -142,6 +166,36 @@ export class DisposableStore implements Disposable {
     const turn = new ImmediateTurn(run);
     this.own(label, () => turn.dispose());
     return turn;
+  }
+
+  /**
+   * `listener` on `target`'s `event`, removed when this store is disposed (or through the returned
+   * handle); with `once`, it runs at most once and leaves the store when it did. Registers nothing on a
+   * disposed store.
+   */
+  listen(
+    label: string,
+    target: ListenerTarget,
+    event: string,
+    listener: Listener,
+    options: ListenOptions = {},
+  ): Disposable {
+    if (this.isDisposed) return NOTHING;
+    const once = options.once === true;
+    const registered: Listener = once
+      ? (...args) => {
+          owned.dispose(); // removes it before it runs: a listener that emits again is not re-entered
+          listener(...args);
+        }
+      : listener;
+    const owned =
+      'on' in target
+        ? new Owned(label, () => target.off(event, registered), this)
+        : new Owned(label, () => target.removeEventListener(event, registered), this);
+    this.items.add(owned);
+    if ('on' in target) target.on(event, registered);
+    else target.addEventListener(event, registered);
+    return owned;
   }
 
   /** Disposes `item` and forgets it. */

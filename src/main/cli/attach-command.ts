@@ -173,12 +173,8 @@ export async function runAttach(argv: readonly string[], io: AttachIo = process)
         case 'hold':
           if (message.state === 'mine' && !held) {
             held = true;
-            io.stdin.on('data', onKeys);
-            io.stdin.once('end', onEnd);
-            owned.own('attach keyboard listeners', () => {
-              io.stdin.off('data', onKeys);
-              io.stdin.off('end', onEnd);
-            });
+            owned.listen('attach keyboard listener', io.stdin, 'data', onKeys);
+            owned.listen('attach keyboard listener', io.stdin, 'end', onEnd, { once: true });
             io.stdin.resume();
           } else if (message.state !== 'mine' && held) {
             finish(

@@ -99,8 +99,7 @@ export async function runWatch(argv: readonly string[]): Promise<number> {
   const daemonGone = await new Promise<string | undefined>((resolve) => {
     const onSignal = () => resolve(undefined);
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-      process.once(signal, onSignal);
-      hooks.own('watch stop signal hook', () => process.off(signal, onSignal));
+      hooks.listen('watch stop signal hook', process, signal, onSignal, { once: true });
     }
     viewer.onClosed((error) => resolve(error.message));
   }).finally(() => hooks.dispose());

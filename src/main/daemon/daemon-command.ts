@@ -42,8 +42,7 @@ export async function runDaemonCommand(command: DaemonCommand): Promise<number> 
   // Kept until the end: a second signal during teardown must not kill the process and orphan shells.
   const hooks = new DisposableStore();
   for (const signal of SHUTDOWN_SIGNALS) {
-    process.on(signal, onSignal);
-    hooks.own('daemon shutdown signal hook', () => process.off(signal, onSignal));
+    hooks.listen('daemon shutdown signal hook', process, signal, onSignal);
   }
   try {
     const reason = await daemon.stopped;

@@ -110,19 +110,20 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     socket.on('error', (reported: unknown) => void reported); // a client gone meanwhile: its link says so later
     early.push(socket);
   };
-  server.on('connection', holdEarly);
+  const holding = new DisposableStore();
+  holding.listen('daemon early connection listener', server, 'connection', holdEarly);
   const socketInode = lstatSync(options.socketPath).ino;
   let engine: PtyEngine;
   try {
     engine = await (options.createEngine ?? defaultEngine)(options.config ?? {});
   } catch (error) {
-    server.off('connection', holdEarly);
+    holding.dispose();
     for (const socket of early) socket.destroy();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     unlinkIfOurs(options.socketPath, socketInode);
     throw error;
   }
-  server.off('connection', holdEarly);
+  holding.dispose();
   const daemon = new Daemon(options.socketPath, socketInode, server, engine, config.detachedTtlMs, log);
   for (const socket of early) daemon.accept(socket);
   return daemon;
@@ -220,8 +221,7 @@ class Daemon implements RunningDaemon, DaemonHost {
   ) {
     this.directory = new SessionDirectory(engine, detachedTtlMs);
     const onConnection = (socket: Socket) => this.accept(socket);
-    server.on('connection', onConnection);
-    this.owned.own('daemon connection listener', () => server.off('connection', onConnection));
+    this.owned.listen('daemon connection listener', server, 'connection', onConnection);
     log(`listening on ${socketPath} (pid ${process.pid})`);
   }
 

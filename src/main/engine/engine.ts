@@ -11,7 +11,7 @@ import { Piscina } from 'piscina';
 import { installErrorTransfer, portEndpoint } from '../../shared/comlink-bridge.js';
 import { type EngineConfig, type EngineConfigInput, resolveEngineConfig } from '../../shared/config.js';
 import { TerminalBackendCleanupError, TerminalError } from '../../shared/errors.js';
-import { delay, withinMs } from '../../shared/lifecycle.js';
+import { DisposableStore, delay, withinMs } from '../../shared/lifecycle.js';
 import { type ProcessIdentity, parseProcStat } from '../../shared/proc-stat.js';
 import {
   type EngineWorkerData,
@@ -527,8 +527,9 @@ function withAbort<T>(call: Promise<T>, signal: AbortSignal | undefined): Promis
     const onAbort = () => reject(signal.reason);
     if (signal.aborted) return onAbort();
     // One-shot: the listener ends with this promise (removed once the call settled, or it fired).
-    signal.addEventListener('abort', onAbort, { once: true });
-    call.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    const listening = new DisposableStore();
+    listening.listen('engine call abort listener', signal, 'abort', onAbort, { once: true });
+    call.then(resolve, reject).finally(() => listening.dispose());
   });
 }
 

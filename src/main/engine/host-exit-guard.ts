@@ -110,11 +110,9 @@ function onTerminatingSignal(signal: NodeJS.Signals): void {
 function installHooks(): void {
   if (hooks !== undefined) return;
   hooks = new DisposableStore();
-  process.on('exit', onProcessExit);
-  hooks.own('host exit guard exit hook', () => process.off('exit', onProcessExit));
+  hooks.listen('host exit guard exit hook', process, 'exit', onProcessExit);
   for (const signal of GUARDED_SIGNALS) {
-    process.on(signal, onTerminatingSignal);
-    hooks.own('host exit guard signal hook', () => process.off(signal, onTerminatingSignal));
+    hooks.listen('host exit guard signal hook', process, signal, onTerminatingSignal);
   }
 }
 

@@ -45,8 +45,7 @@ export class LiveOutputReceiver {
       if (message?.type === 'ring') this.ring = new LiveRingReader(message.buffer);
       else if (message?.type === 'output') this.read();
     };
-    port.on('message', onMessage);
-    this.owned.own('live output port listener', () => port.off('message', onMessage));
+    this.owned.listen('live output port listener', port, 'message', onMessage);
   }
 
   /**

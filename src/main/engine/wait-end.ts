@@ -6,6 +6,7 @@
  * EventTarget bookkeeping, on a path that needs only a flag and a listener or two.
  */
 import { TerminalError } from '../../shared/errors.js';
+import { DisposableStore } from '../../shared/lifecycle.js';
 import type { Disposable, SendOperation, SendRequest, TerminalSession } from '../../shared/types.js';
 
 /** A wait's end, as the send's layers (the keyboard hold, the thread session) listen for it. */
@@ -23,8 +24,7 @@ export function signalAbort(signal: AbortSignal): WaitAbort {
       return signal.aborted;
     },
     onAbort(listener) {
-      signal.addEventListener('abort', listener, { once: true });
-      return { dispose: () => signal.removeEventListener('abort', listener) };
+      return new DisposableStore().listen('wait abort listener', signal, 'abort', listener, { once: true });
     },
   };
 }

@@ -7,6 +7,7 @@
  */
 
 import { describeError, TerminalBackendCleanupError, TerminalError } from '../../shared/errors.js';
+import { DisposableStore } from '../../shared/lifecycle.js';
 import { RetryableAttempt } from '../../shared/retryable-attempt.js';
 import { assertSignalName } from '../../shared/signals.js';
 import type {
@@ -376,7 +377,9 @@ export function createPtyService(): PtyService {
 
       const controller = new AbortController();
       const forwardAbort = () => controller.abort(signal?.reason);
-      signal?.addEventListener('abort', forwardAbort, { once: true });
+      const listening = new DisposableStore();
+      if (signal !== undefined)
+        listening.listen('pty spawn abort listener', signal, 'abort', forwardAbort, { once: true });
       let settle!: () => void;
       const reservation: Reservation = {
         owner,
@@ -448,7 +451,7 @@ export function createPtyService(): PtyService {
           ...(taken === undefined ? {} : { reattached: taken.report }),
         };
       } finally {
-        signal?.removeEventListener('abort', forwardAbort);
+        listening.dispose();
         reservations.delete(reservation);
         settle();
       }

@@ -117,17 +117,12 @@ export async function runMcpServer(argv: string[]): Promise<void> {
   const onSignal = (signal: NodeJS.Signals) => endConnection(signal);
   const hooks = new DisposableStore();
   for (const signal of SHUTDOWN_SIGNALS) {
-    process.on(signal, onSignal);
-    hooks.own('mcp shutdown signal hook', () => process.off(signal, onSignal));
+    hooks.listen('mcp shutdown signal hook', process, signal, onSignal);
   }
   const onStdinEnd = () => endConnection(STDIN_CLOSED);
-  process.stdin.once('end', onStdinEnd);
-  process.stdin.once('close', onStdinEnd);
   const stdinHooks = new DisposableStore();
-  stdinHooks.own('mcp stdin end listeners', () => {
-    process.stdin.off('end', onStdinEnd);
-    process.stdin.off('close', onStdinEnd);
-  });
+  stdinHooks.listen('mcp stdin end listener', process.stdin, 'end', onStdinEnd, { once: true });
+  stdinHooks.listen('mcp stdin end listener', process.stdin, 'close', onStdinEnd, { once: true });
   server.onclose = () => endConnection('connection closed');
   server.onerror = (error) => process.stderr.write(`agent-pty mcp: ${describeError(error)}\n`);
 

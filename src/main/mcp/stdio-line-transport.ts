@@ -78,12 +78,8 @@ export class StdioLineTransport implements Transport {
   async start(): Promise<void> {
     if (this.started) throw new Error('StdioLineTransport already started');
     this.started = true;
-    this.input.on('data', this.onData);
-    this.input.on('error', this.onInputError);
-    this.owned.own('mcp stdio input listeners', () => {
-      this.input.off('data', this.onData);
-      this.input.off('error', this.onInputError);
-    });
+    this.owned.listen('mcp stdio input listener', this.input, 'data', this.onData);
+    this.owned.listen('mcp stdio input listener', this.input, 'error', this.onInputError);
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -92,11 +88,9 @@ export class StdioLineTransport implements Transport {
       else {
         // Released by the drain, or by close: the message is written (buffered) either way, and a
         // closed transport's sender must not wait for a client that may never read again.
-        const drained = () => waiting.dispose();
-        this.output.once('drain', drained);
-        const waiting = this.owned.own('mcp send drain wait', () => {
-          this.output.off('drain', drained);
-          resolve();
+        const waiting = this.owned.own('mcp send drain wait', resolve);
+        this.owned.listen('mcp send drain listener', this.output, 'drain', () => waiting.dispose(), {
+          once: true,
         });
       }
       this.limitUnsent();
@@ -112,9 +106,14 @@ export class StdioLineTransport implements Transport {
   private limitUnsent(): void {
     if (this.blocked || this.unsentBytes() <= this.maxUnsentBytes) return;
     this.blocked = true;
-    this.output.once('drain', this.onDrain);
-    this.unblockOnDrain.value = this.owned.own('mcp output drain listener', () =>
-      this.output.off('drain', this.onDrain),
+    this.unblockOnDrain.value = this.owned.listen(
+      'mcp output drain listener',
+      this.output,
+      'drain',
+      this.onDrain,
+      {
+        once: true,
+      },
     );
   }
 

@@ -48,12 +48,8 @@ export class ViewerConnection {
       if (message !== undefined) void this.handle(message).catch(() => undefined);
     };
     const onClose = () => this.close();
-    socket.on('message', onMessage);
-    socket.on('close', onClose);
-    this.owned.own('watch viewer socket listeners', () => {
-      socket.off('message', onMessage);
-      socket.off('close', onClose);
-    });
+    this.owned.listen('watch viewer message listener', socket, 'message', onMessage);
+    this.owned.listen('watch viewer close listener', socket, 'close', onClose);
   }
 
   /** Sends `message` if the socket is open. */

@@ -149,11 +149,12 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
     sockets.handleUpgrade(request, socket, head, (ws) => {
       const viewer = new ViewerConnection(ws, viewerHost, `viewer ${nextViewer++}`);
       viewers.add(viewer);
-      // Lives as long as the socket, which the server's close terminates.
-      ws.on('close', () => {
+      // The socket closes once (the server's close terminates it); the listener leaves the store then.
+      const onClose = () => {
         viewers.delete(viewer);
         for (const [id, holder] of holders) if (holder === viewer) holders.delete(id);
-      });
+      };
+      owned.listen('watch viewer close listener', ws, 'close', onClose, { once: true });
       // A listing that fails (a daemon gone) leaves the page as it was; the next refresh tries again.
       listing().then(
         (message) => viewer.send(message),
@@ -161,8 +162,7 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
       );
     });
   };
-  http.on('upgrade', onUpgrade);
-  owned.own('watch upgrade listener', () => http.off('upgrade', onUpgrade));
+  owned.listen('watch upgrade listener', http, 'upgrade', onUpgrade);
 
   async function listing(): Promise<{
     t: 'sessions';
@@ -190,10 +190,11 @@ export async function startWatchServer(options: WatchServerOptions): Promise<Wat
   owned.interval('watch listing refresh', LISTING_INTERVAL_MS, refresh, { unref: true });
 
   // One-shot: removed once listening (or fired).
+  const listening = new DisposableStore();
   await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
+    listening.listen('watch listen error listener', http, 'error', reject, { once: true });
     http.listen(options.port ?? 0, '127.0.0.1', () => {
-      http.off('error', reject);
+      listening.dispose();
       resolve();
     });
   }).catch((error: unknown) => {

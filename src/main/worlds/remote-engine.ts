@@ -123,12 +123,8 @@ export async function connectDaemonSocket(
           ),
         );
       };
-      socket.once('connect', resolve);
-      socket.once('error', onError);
-      connecting.own('daemon connect listeners', () => {
-        socket.off('connect', resolve);
-        socket.off('error', onError);
-      });
+      connecting.listen('daemon connect listener', socket, 'connect', resolve, { once: true });
+      connecting.listen('daemon connect listener', socket, 'error', onError, { once: true });
     });
     transport = socketTransport(socket);
   } finally {

@@ -33,8 +33,7 @@ export async function runServeStdio(): Promise<number> {
   const onSignal = (signal: NodeJS.Signals) => requestStop(signal);
   const hooks = new DisposableStore();
   for (const signal of SHUTDOWN_SIGNALS) {
-    process.on(signal, onSignal);
-    hooks.own('serve shutdown signal hook', () => process.off(signal, onSignal));
+    hooks.listen('serve shutdown signal hook', process, signal, onSignal);
   }
   // Diagnostics must never end the process: over a dead ssh link stderr fails with EPIPE too. The
   // process's lifetime: this process is the world, and its stderr is written until it exits.
@@ -69,11 +68,7 @@ function flushStdout(): Promise<void> {
       resolve();
     };
     flushing.timeout('serve stdout flush bound', FLUSH_BOUND_MS, done);
-    process.stdout.once('finish', done);
-    process.stdout.once('error', done);
-    flushing.own('serve stdout flush listeners', () => {
-      process.stdout.off('finish', done);
-      process.stdout.off('error', done);
-    });
+    flushing.listen('serve stdout flush listener', process.stdout, 'finish', done, { once: true });
+    flushing.listen('serve stdout flush listener', process.stdout, 'error', done, { once: true });
   });
 }

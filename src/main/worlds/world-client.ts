@@ -212,15 +212,17 @@ export class WorldClient {
     const id = this.nextCallId++;
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => this.link.send({ t: 'abort', id });
+      const listening = new DisposableStore();
       this.pending.set(id, {
         resolve: resolve as (value: unknown) => void,
         reject,
-        cleanup: () => signal?.removeEventListener('abort', onAbort),
+        cleanup: () => listening.dispose(),
       });
       this.hold();
       this.link.send({ t: 'call', id, op, args });
       if (signal?.aborted) onAbort();
-      else signal?.addEventListener('abort', onAbort, { once: true });
+      else if (signal !== undefined)
+        listening.listen('world call abort listener', signal, 'abort', onAbort, { once: true });
     });
   }
 

@@ -56,7 +56,8 @@ export class WorldLink<In extends { t: string }, Out extends { t: string }> {
   private readonly decoder = new FrameDecoder(MAX_FRAME_BYTES);
   /** The heartbeat's interval (started once the handshake is done). */
   private heartbeat: Disposable | undefined;
-  private readonly timers = new DisposableStore();
+  /** The heartbeat and the stream listeners, released when the link closes or dies. */
+  private readonly owned = new DisposableStore();
   private lastHeard = Date.now();
   private lastCheck = Date.now();
   private dead = false;
@@ -73,9 +74,11 @@ export class WorldLink<In extends { t: string }, Out extends { t: string }> {
     private readonly output: Writable,
     private readonly handlers: WorldLinkHandlers<In>,
   ) {
-    input.on('data', this.onData);
-    input.on('end', this.onInputEnd);
-    input.on('close', this.onInputEnd);
+    this.owned.listen('world link input listener', input, 'data', this.onData);
+    this.owned.listen('world link input listener', input, 'end', this.onInputEnd);
+    this.owned.listen('world link input listener', input, 'close', this.onInputEnd);
+    // The error listeners live as long as the streams (not released on close): a late EPIPE or
+    // ECONNRESET on a dead link must not become an uncaught error.
     input.on('error', this.onStreamError);
     output.on('error', this.onStreamError);
   }
@@ -99,7 +102,7 @@ export class WorldLink<In extends { t: string }, Out extends { t: string }> {
     this.lastHeard = Date.now();
     this.lastCheck = this.lastHeard;
     // Unref'd: the link's owner decides what keeps the process alive (pending calls, a served stdin).
-    this.heartbeat = this.timers.interval('world link heartbeat', HEARTBEAT.INTERVAL_MS, this.beat, {
+    this.heartbeat = this.owned.interval('world link heartbeat', HEARTBEAT.INTERVAL_MS, this.beat, {
       unref: true,
     });
   }
@@ -122,7 +125,7 @@ export class WorldLink<In extends { t: string }, Out extends { t: string }> {
     this.output.write(`${text}\n`);
     if (!this.blocked && this.output.writableLength > MAX_UNSENT_BYTES) {
       this.blocked = true;
-      this.output.once('drain', this.onDrain);
+      this.owned.listen('world link drain listener', this.output, 'drain', this.onDrain, { once: true });
     }
   }
 
@@ -217,13 +220,8 @@ export class WorldLink<In extends { t: string }, Out extends { t: string }> {
 
   private detach(): void {
     this.dead = true;
-    this.timers.dispose();
-    this.output.off('drain', this.onDrain);
+    this.owned.dispose(); // the heartbeat, the input and drain listeners; the error listeners stay
     this.held = [];
     this.heldBytes = 0;
-    this.input.off('data', this.onData);
-    this.input.off('end', this.onInputEnd);
-    this.input.off('close', this.onInputEnd);
-    // Error listeners stay: a late EPIPE or ECONNRESET on a dead link must not become an uncaught error.
   }
 }

@@ -60,8 +60,7 @@ export class LiveOutputPublisher extends DisposableOwner {
       // the host took the new request for the old one): ask again, or nobody would answer this pause.
       else this.pause(ring);
     };
-    port.on('message', onResume);
-    this.owned.own('live output resume listener', () => port.off('message', onResume));
+    this.owned.listen('live output resume listener', port, 'message', onResume);
     // Only resume messages arrive here; they must not keep the engine thread alive on their own.
     port.unref();
   }

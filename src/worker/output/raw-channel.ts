@@ -58,7 +58,9 @@ export class RawChannel extends DisposableOwner {
       if (this.subscribers.size === 0) this.filter.reset();
       publisher.dispose(); // publishes what is pending and closes the port
     });
-    port.once('close', () => unsubscribe.dispose());
+    this.owned.listen('raw channel port close listener', port, 'close', () => unsubscribe.dispose(), {
+      once: true,
+    });
   }
 
   /** A processed chunk of pty output, in stream order. */

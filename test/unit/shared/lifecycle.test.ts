@@ -2,6 +2,7 @@
  * Ownership (src/shared/lifecycle.ts): what a store registers it releases on dispose, a disposed store
  * arms nothing, and the thread's count of live registrations follows both.
  */
+import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import {
   DisposableSlot,
@@ -93,6 +94,71 @@ describe('DisposableStore', () => {
     expect(() => store.dispose()).toThrow(AggregateError);
     expect(released).toBe(true);
     expect(liveOwnedResources()).not.toHaveProperty('test bad 1');
+  });
+});
+
+describe('DisposableStore.listen', () => {
+  it('removes an emitter listener on dispose, counted while registered', () => {
+    const emitter = new EventEmitter();
+    const store = new DisposableStore();
+    const seen: number[] = [];
+    store.listen('test data listener', emitter, 'data', (n: number) => seen.push(n));
+    emitter.emit('data', 1);
+    emitter.emit('data', 2);
+    expect(emitter.listenerCount('data')).toBe(1);
+    expect(liveOwnedResources()).toMatchObject({ 'test data listener': 1 });
+    store.dispose();
+    emitter.emit('data', 3);
+    expect(seen).toEqual([1, 2]);
+    expect(emitter.listenerCount('data')).toBe(0);
+    expect(liveOwnedResources()).not.toHaveProperty('test data listener');
+  });
+
+  it('runs a once listener at most once, leaving the store when it ran, also when it emits again', () => {
+    const emitter = new EventEmitter();
+    const store = new DisposableStore();
+    const seen: string[] = [];
+    store.listen(
+      'test once listener',
+      emitter,
+      'end',
+      (why: string) => {
+        seen.push(why);
+        emitter.emit('end', 'again from inside');
+      },
+      { once: true },
+    );
+    emitter.emit('end', 'first');
+    emitter.emit('end', 'second');
+    expect(seen).toEqual(['first']);
+    expect(store.size).toBe(0);
+    expect(emitter.listenerCount('end')).toBe(0);
+    expect(liveOwnedResources()).not.toHaveProperty('test once listener');
+  });
+
+  it('registers on an EventTarget (an AbortSignal) and removes it through its handle', () => {
+    const controller = new AbortController();
+    const store = new DisposableStore();
+    let aborted = 0;
+    const handle = store.listen('test abort listener', controller.signal, 'abort', () => aborted++);
+    handle.dispose();
+    controller.abort();
+    expect(aborted).toBe(0);
+    expect(store.size).toBe(0);
+    const again = new AbortController();
+    store.listen('test abort listener', again.signal, 'abort', () => aborted++, { once: true });
+    again.abort();
+    expect(aborted).toBe(1);
+    expect(store.size).toBe(0);
+  });
+
+  it('registers nothing on a disposed store', () => {
+    const emitter = new EventEmitter();
+    const store = new DisposableStore();
+    store.dispose();
+    store.listen('test late listener', emitter, 'data', () => undefined);
+    expect(emitter.listenerCount('data')).toBe(0);
+    expect(liveOwnedResources()).not.toHaveProperty('test late listener');
   });
 });
 
