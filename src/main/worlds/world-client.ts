@@ -212,17 +212,18 @@ export class WorldClient {
     const id = this.nextCallId++;
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => this.link.send({ t: 'abort', id });
-      const listening = new DisposableStore();
+      // Only a call with a signal has a listener (a send per call is the hot path: nothing to allocate).
+      const listening = signal === undefined ? undefined : new DisposableStore();
       this.pending.set(id, {
         resolve: resolve as (value: unknown) => void,
         reject,
-        cleanup: () => listening.dispose(),
+        cleanup: () => listening?.dispose(),
       });
       this.hold();
       this.link.send({ t: 'call', id, op, args });
       if (signal?.aborted) onAbort();
       else if (signal !== undefined)
-        listening.listen('world call abort listener', signal, 'abort', onAbort, { once: true });
+        listening?.listen('world call abort listener', signal, 'abort', onAbort, { once: true });
     });
   }
 
