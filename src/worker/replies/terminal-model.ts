@@ -232,6 +232,7 @@ export class TerminalModel {
     this.internals = xtermInternals(this.terminal);
     const listener = this.listener;
     this.internals.observeText({
+      wantsText: () => this.telling,
       print: (text) => {
         if (!this.telling) return;
         if (this.crPending) {

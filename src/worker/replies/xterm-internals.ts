@@ -56,6 +56,8 @@ export interface XtermInternals {
 
 /** What {@link XtermInternals.observeText} reports. */
 export interface TextObserver {
+  /** Whether printed characters are wanted now: when not, their text is not even made. */
+  wantsText(): boolean;
   /** Printed characters. */
   print(text: string): void;
   /** LF, VT or FF. */
@@ -134,6 +136,12 @@ function reach(terminal: Terminal): XtermInternals | string {
   if (typeof writeBuffer._bufferOffset !== 'number' || typeof writeBuffer._pendingData !== 'number') {
     return 'no _writeBuffer._bufferOffset/_pendingData';
   }
+  const decoder = inputHandler._stringDecoder as Shape;
+  if (typeof decoder?._interim !== 'number') return 'no _inputHandler._stringDecoder._interim';
+  if (!(inputHandler._parseBuffer instanceof Uint32Array)) return 'no _inputHandler._parseBuffer';
+  const parseStack = inputHandler._parseStack as Shape;
+  if (typeof parseStack?.paused !== 'boolean') return 'no _inputHandler._parseStack.paused';
+  if (typeof inputHandler.parse !== 'function') return 'no _inputHandler.parse';
   const sync = (data: string): void => {
     writeSync.call(core, data);
   };
@@ -151,12 +159,43 @@ function reach(terminal: Terminal): XtermInternals | string {
     writeSync: sync,
     observeText: (observer) => {
       const handler = inputHandler as unknown as InputHandlerText;
+      const parse = handler.parse;
       const print = handler.print;
       const lineFeed = handler.lineFeed;
       const carriageReturn = handler.carriageReturn;
+      const textDecoder = decoder as unknown as { _interim: number };
+      const stack = parseStack as unknown as { paused: boolean };
+      // The string being parsed, while a position in xterm's parse buffer is the same position in it:
+      // xterm decodes the string into that buffer in one piece (up to MAX_PARSE_BUFFER_CHARS), one code
+      // point per UTF-16 unit when it holds no surrogate and its decoder holds no half pair from the
+      // previous string, and nothing paused mid-buffer resumes (no handler of ours is asynchronous).
+      // Then a print's text is a slice of it, not a string made of its code points.
+      let aligned: string | undefined;
+      handler.parse = function (data, promiseResult) {
+        const outer = aligned;
+        aligned =
+          typeof data === 'string' &&
+          data.length <= MAX_PARSE_BUFFER_CHARS &&
+          textDecoder._interim === 0 &&
+          !stack.paused &&
+          !SURROGATE.test(data)
+            ? data
+            : undefined;
+        try {
+          return parse.call(this, data, promiseResult);
+        } finally {
+          aligned = outer;
+        }
+      };
       handler.print = function (data, start, end) {
         const result = print.call(this, data, start, end);
-        observer.print(codePointsToString(data, start, end));
+        if (!observer.wantsText()) return result;
+        // Only prints from the parse buffer map to the string (REP prints from an array of its own).
+        observer.print(
+          aligned !== undefined && data === this._parseBuffer
+            ? aligned.slice(start, end)
+            : codePointsToString(data, start, end),
+        );
         return result;
       };
       handler.lineFeed = function () {
@@ -189,8 +228,17 @@ function reach(terminal: Terminal): XtermInternals | string {
   };
 }
 
-/** The methods of xterm 6's `InputHandler` its parser calls for printed text, LF/VT/FF and CR. */
+/** Up to this many UTF-16 units xterm 6 decodes a parsed string into its buffer in one piece. */
+const MAX_PARSE_BUFFER_CHARS = 131_072;
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/**
+ * The methods of xterm 6's `InputHandler` that parse a string and that its parser calls for printed
+ * text, LF/VT/FF and CR, and the buffer the parser prints from.
+ */
 interface InputHandlerText {
+  parse(data: string | Uint8Array, promiseResult?: boolean): unknown;
+  _parseBuffer: Uint32Array;
   print(data: Uint32Array, start: number, end: number): void;
   lineFeed(): boolean;
   carriageReturn(): boolean;

@@ -87,6 +87,7 @@ describe('xterm internals', () => {
     const internals = xtermInternals(subject);
     const seen: string[] = [];
     internals.observeText({
+      wantsText: () => true,
       print: (text) => seen.push(text),
       lineFeed: () => seen.push('LF'),
       carriageReturn: () => seen.push('CR'),
@@ -99,6 +100,59 @@ describe('xterm internals', () => {
     expect(subject.buffer.active.type).toBe('normal');
     // The cursor saved on entering is back where it was, one row up with the dropped row.
     expect([subject.buffer.active.cursorY, subject.buffer.active.cursorX]).toEqual([1, 1]);
+  });
+
+  it('reports printed text exactly, from slices of the parsed string or from code points, and none while unwanted', () => {
+    const subject = new xtermHeadless.Terminal({
+      cols: 40,
+      rows: 4,
+      allowProposedApi: true,
+      logLevel: 'off',
+    });
+    terminals.push(subject);
+    const internals = xtermInternals(subject);
+    const seen: string[] = [];
+    let wanted = true;
+    internals.observeText({
+      wantsText: () => wanted,
+      print: (text) => seen.push(text),
+      lineFeed: () => seen.push('LF'),
+      carriageReturn: () => undefined,
+    });
+    // ASCII and CJK (no surrogates: positions in xterm's buffer are the string's), SGR between.
+    internals.writeSync('ab\x1b[1m漢字\x1b[0mcd\n');
+    // Astral characters (surrogate pairs): one code point each in xterm's buffer, not two units.
+    internals.writeSync('x😀y🎉z\n');
+    // REP (CSI b) prints from an array of xterm's own, not from the parse buffer.
+    internals.writeSync('q\x1b[3b!\n');
+    // Half a pair at the end of one string, its other half at the start of the next.
+    internals.writeSync('m\ud83d');
+    internals.writeSync('\ude00n\n');
+    // Half a pair left in xterm's decoder, then a string without surrogates: positions shift by one.
+    internals.writeSync('k\ud83d');
+    internals.writeSync('op\n');
+    expect(seen).toEqual([
+      'ab',
+      '漢字',
+      'cd',
+      'LF',
+      'x😀y🎉z',
+      'LF',
+      'q',
+      'qqq',
+      '!',
+      'LF',
+      'm',
+      '😀n',
+      'LF',
+      'k',
+      '\ud83dop',
+      'LF',
+    ]);
+    wanted = false;
+    seen.length = 0;
+    internals.writeSync('unwanted\n');
+    expect(seen).toEqual(['LF']);
   });
 
   it('a transition table laid out differently is not read: the terminal model still starts', () => {
@@ -124,6 +178,9 @@ describe('xterm internals', () => {
     const renamed = terminal();
     core(renamed)._writeBuffer = { queue: [] };
     expect(() => xtermInternals(renamed)).toThrow(FAILS_CLOSED);
+    const noDecoder = terminal();
+    (core(noDecoder)._inputHandler as { _stringDecoder?: unknown })._stringDecoder = undefined;
+    expect(() => xtermInternals(noDecoder)).toThrow(FAILS_CLOSED);
     const noCore = { _core: undefined } as unknown as Terminal;
     expect(() => xtermInternals(noCore)).toThrow(FAILS_CLOSED);
   });
