@@ -15,6 +15,7 @@ import { LineRing } from './output/line-ring.js';
 import type { LiveOutputPublisher } from './output/live-output.js';
 import { OutputWindow } from './output/output-window.js';
 import { RawChannel } from './output/raw-channel.js';
+import { type RowEditSink, tellRowEdits } from './output/row-edit-text.js';
 import { PrivateMarkerFilter } from './readiness/private-marker-filter.js';
 import { PromptTracker } from './readiness/prompt-tracker.js';
 import { type RenderedScreen, type StreamListener, TerminalModel } from './replies/terminal-model.js';
@@ -48,6 +49,8 @@ export interface OutputListener {
   textBlock(block: string): void;
   /** The current line is written again from its start. */
   rewriteLine(): void;
+  /** A read's row-edit text as written, in one call (output/row-edit-text.ts). */
+  rowEdits(data: string): void;
   /** One of the session's prompt markers arrived (the pipeline's prompt tracker has it). */
   markerArrived(): void;
   /** The end of one processed pty chunk: when its processing began and its length. */
@@ -157,25 +160,40 @@ export class OutputPipeline extends DisposableOwner {
     const { live, listener } = this;
     let liveLineOpen = false;
     const toLive = (): boolean => live?.active === true && !this.model.alternateScreen;
-    return {
-      active: () => listener() !== undefined || live?.active === true,
+    /** The live stream's side of the text stream (called only while `toLive()`). */
+    const liveSide: RowEditSink = {
       text: (s) => {
-        listener()?.text(s);
-        if (!toLive()) return;
         live?.text(s);
         liveLineOpen = true;
       },
       newline: () => {
-        listener()?.newline();
-        if (!toLive()) return;
         live?.newline();
         liveLineOpen = false;
       },
       rewriteLine: () => {
-        listener()?.rewriteLine();
-        if (!toLive() || !liveLineOpen) return;
+        if (!liveLineOpen) return;
         live?.rewriteLine();
         liveLineOpen = false;
+      },
+    };
+    return {
+      active: () => listener() !== undefined || live?.active === true,
+      text: (s) => {
+        listener()?.text(s);
+        if (toLive()) liveSide.text(s);
+      },
+      newline: () => {
+        listener()?.newline();
+        if (toLive()) liveSide.newline();
+      },
+      rewriteLine: () => {
+        listener()?.rewriteLine();
+        if (toLive()) liveSide.rewriteLine();
+      },
+      // The live stream gets every redraw, as one by one (a viewer sees the bar move within a read).
+      rowEdits: (data) => {
+        listener()?.rowEdits(data);
+        if (toLive()) tellRowEdits(liveSide, data);
       },
       textBlock: (block, ascii) => {
         listener()?.textBlock(block);

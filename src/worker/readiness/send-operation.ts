@@ -19,6 +19,7 @@ import { TerminalError } from '../../shared/errors.js';
 import { DisposableOwner, DisposableSlot } from '../../shared/lifecycle.js';
 import type { CappedWait, SendOutputDelta, TerminalSendResult, WaitReason } from '../../shared/types.js';
 import type { OutputMark } from '../output/output-window.js';
+import { rowEditsTellSomething, tellRowEdits } from '../output/row-edit-text.js';
 import type { ForegroundSample } from '../proc/stdin-wait.js';
 import { SLICE_BYTES } from '../pty/pty-input-writer.js';
 import type { DrainOutcome } from '../pty/pty-output-drain.js';
@@ -311,6 +312,19 @@ export class SendOperation extends DisposableOwner {
     if (output === undefined) return;
     this.watch?.rewriteLine();
     output.noteOutput();
+  }
+
+  /**
+   * A read's row-edit text in one call: split for a `waitFor` watch, which tests lines as they come;
+   * the evidence notes it as the calls one by one would have (a CRLF is a line end; backspaces alone
+   * are nothing).
+   */
+  rowEdits(data: string): void {
+    const output = this.collecting();
+    if (output === undefined) return;
+    if (this.watch !== undefined) tellRowEdits(this.watch, data);
+    if (data.includes('\r\n')) output.noteLineEnd();
+    else if (rowEditsTellSomething(data)) output.noteOutput();
   }
 
   /** One of our prompt markers arrived (the session's tracker has it). */

@@ -38,6 +38,17 @@ describe('output pipeline: what a reader sees', () => {
     expect(read([`${loop}\r\ndone\r\n`])).toBe('step 1000\ndone');
   });
 
+  it("tells a listening send a read's progress redraws in one call, every redraw in it as written", () => {
+    const h = harness(6, 40, true);
+    h.write('a\r\n'); // the row is open and ASCII from here: the redraws take the fast path
+    const steps = Array.from({ length: 50 }, (_, i) => `\rp ${i * 2}%`).join('');
+    h.write(`${steps}\b\b\b99%\r\n`);
+    expect(h.heard.calls.rowEdits).toBe(1);
+    expect(h.heard.calls.rewriteLine).toBe(50); // split by the listener, one per redraw
+    expect(h.heard.text).toBe(`a\n${Array.from({ length: 50 }, (_, i) => `\rp ${i * 2}%`).join('')}99%\n`);
+    expect(h.text()).toBe('a\np 99%');
+  });
+
   it('turns a CRLF split across reads, and CR CR LF, into one line end', () => {
     expect(read(['a\r', '\nb'])).toBe('a\nb');
     expect(read(['a\r\r\nb'])).toBe('a\nb');

@@ -3,6 +3,7 @@
  * each read processed at once, read back as the session reads it.
  */
 import { resolveEngineConfig } from '../../../src/shared/config.js';
+import { tellRowEdits } from '../../../src/worker/output/row-edit-text.js';
 import { type OutputListener, OutputPipeline } from '../../../src/worker/output-pipeline.js';
 
 export const NONCE = 'feedface';
@@ -16,6 +17,8 @@ export function marker(prompt = 1, exit = 0): string {
 export interface Heard {
   text: string;
   markers: number;
+  /** Calls the listener got, by method (the text stream's batching shows here). */
+  calls: Record<string, number>;
 }
 
 export interface PipelineHarness {
@@ -33,19 +36,29 @@ export interface PipelineHarness {
 export function pipelineHarness(rows = 6, cols = 20, follow = false): PipelineHarness {
   const config = resolveEngineConfig({});
   const replies: { data: string; markersBefore: number }[] = [];
-  const heard: Heard = { text: '', markers: 0 };
+  const heard: Heard = { text: '', markers: 0, calls: {} };
+  const called = (method: string) => {
+    heard.calls[method] = (heard.calls[method] ?? 0) + 1;
+  };
   const listener: OutputListener = {
     text: (s) => {
+      called('text');
       heard.text += s;
     },
     newline: () => {
+      called('newline');
       heard.text += '\n';
     },
     textBlock: (block) => {
       heard.text += block.replace(/\r\n/g, '\n');
     },
     rewriteLine: () => {
+      called('rewriteLine');
       heard.text += '\r';
+    },
+    rowEdits: (data) => {
+      called('rowEdits');
+      tellRowEdits(listener, data);
     },
     markerArrived: () => {
       heard.markers += 1;
