@@ -58,20 +58,6 @@ export function membersOf(dir: string): number[] {
     .filter((pid) => Number.isInteger(pid) && pid > 0);
 }
 
-/** `name value` of a flat-keyed kernel file (`memory.events`, `pids.events`, `memory.oom_control`). */
-export function keyedValue(file: string, key: string): number | undefined {
-  const text = readText(file);
-  if (text === undefined) return undefined;
-  for (const line of text.split('\n')) {
-    const space = line.indexOf(' ');
-    if (space > 0 && line.slice(0, space) === key) {
-      const value = Number(line.slice(space + 1));
-      return Number.isFinite(value) ? value : undefined;
-    }
-  }
-  return undefined;
-}
-
 /** Removes a directory once it is empty (EBUSY/ENOTEMPTY: still in use; ENOENT: gone). */
 export function removeIfEmpty(dir: string): void {
   try {

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { keyedValue, tryWrite } from './cgroup-fs.js';
+import { tryWrite } from './cgroup-fs.js';
 
 /** Which cgroup version a directory belongs to. */
 export type CgroupVersion = 1 | 2;
@@ -43,17 +43,22 @@ export function writeCpuWeight(dir: string, version: CgroupVersion): string | un
   return tryWrite(path.join(dir, file), value);
 }
 
-/**
- * Processes the OOM killer killed in the cgroup `dir` so far: v2 `memory.events` `oom_kill`; v1 the
- * `oom_kill` line of `memory.oom_control` (`memory.failcnt` counts allocations that hit the limit and
- * were reclaimed, and stays 0 on a kill). 0 when unreadable (the cgroup is gone).
- */
-export function oomKills(dir: string, version: CgroupVersion): number {
-  const file = version === 2 ? 'memory.events' : 'memory.oom_control';
-  return keyedValue(path.join(dir, file), 'oom_kill') ?? 0;
+/** Where a kind of limit event is counted: a flat-keyed kernel file and the key of its line. */
+export interface CounterLine {
+  file: string;
+  key: string;
 }
 
-/** Forks refused at `pids.max` in the cgroup `dir` so far (the `max` line of `pids.events`); 0 when unreadable. */
-export function pidsRefused(dir: string): number {
-  return keyedValue(path.join(dir, 'pids.events'), 'max') ?? 0;
+/**
+ * Where the processes the OOM killer killed in the cgroup `dir` are counted: v2 `memory.events`
+ * `oom_kill`; v1 the `oom_kill` line of `memory.oom_control` (`memory.failcnt` counts allocations that
+ * hit the limit and were reclaimed, and stays 0 on a kill).
+ */
+export function oomKillCounter(dir: string, version: CgroupVersion): CounterLine {
+  return { file: path.join(dir, version === 2 ? 'memory.events' : 'memory.oom_control'), key: 'oom_kill' };
+}
+
+/** Where the forks refused at `pids.max` in the cgroup `dir` are counted (the `max` line of `pids.events`). */
+export function pidsRefusedCounter(dir: string): CounterLine {
+  return { file: path.join(dir, 'pids.events'), key: 'max' };
 }

@@ -29,10 +29,12 @@ import {
 import { removeIfEmpty, rmdirIgnoringGone } from './cgroup-fs.js';
 import { launcherArgv } from './cgroup-launcher.js';
 import { killV1Members, prepareV1Hierarchy, type V1LimitHierarchy } from './cgroup-v1-limits.js';
+import { HeldCounterFile } from './held-counter-file.js';
 import {
   type CgroupVersion,
-  oomKills,
-  pidsRefused,
+  type CounterLine,
+  oomKillCounter,
+  pidsRefusedCounter,
   writeCpuWeight,
   writeMemoryLimit,
   writePidsLimit,
@@ -131,16 +133,16 @@ export class SessionCgroups {
   private reported: LimitEvents = { oomKills: 0, pidsRefused: 0 };
   /** The counters as they were when the cgroups were removed (a removed cgroup counts nothing). */
   private final: LimitEvents | undefined;
+  /** The OOM kill and refused-fork counters, read through held descriptors (held-counter-file.ts). */
+  private readonly oomKillLine: HeldCounterLine | undefined;
+  private readonly pidsRefusedLine: HeldCounterLine | undefined;
 
   constructor(
     /** The containment cgroup v2, when the session has one. */
     readonly containment: SessionCgroup | undefined,
     /** The session's v1 limit cgroups by controller. */
     private readonly v1: ReadonlyMap<LimitController, string>,
-    private readonly enforced: ReadonlyMap<
-      LimitController,
-      { enforcedBy: LimitEnforcer; dir: string } | UnenforcedLimit
-    >,
+    enforced: ReadonlyMap<LimitController, { enforcedBy: LimitEnforcer; dir: string } | UnenforcedLimit>,
     values: SessionLimitValues,
     engineMemoryBytes: number,
     private readonly releaseHierarchy: (controller: LimitController) => void,
@@ -156,6 +158,10 @@ export class SessionCgroups {
       pids: pids.enforcedBy === 'none' ? pids : { max: values.pids, enforcedBy: pids.enforcedBy },
       cpu: cpu.enforcedBy === 'none' ? cpu : { weight: 'equal', enforcedBy: cpu.enforcedBy },
     };
+    if (memory.enforcedBy !== 'none') {
+      this.oomKillLine = heldLine(oomKillCounter(memory.dir, memory.enforcedBy === 'cgroup-v2' ? 2 : 1));
+    }
+    if (pids.enforcedBy !== 'none') this.pidsRefusedLine = heldLine(pidsRefusedCounter(pids.dir));
   }
 
   /** The `cgroup.procs` files the launcher joins: the containment cgroup and every v1 limit cgroup. */
@@ -188,17 +194,12 @@ export class SessionCgroups {
     return since.oomKills > 0 || since.pidsRefused > 0 ? since : undefined;
   }
 
-  /** The kernel's counters of the session's limit events so far. */
+  /** The kernel's counters of the session's limit events so far (0 where unreadable). */
   private counters(): LimitEvents {
     if (this.final !== undefined) return this.final;
-    const memory = this.enforced.get('memory');
-    const pids = this.enforced.get('pids');
     return {
-      oomKills:
-        memory !== undefined && memory.enforcedBy !== 'none'
-          ? oomKills(memory.dir, memory.enforcedBy === 'cgroup-v2' ? 2 : 1)
-          : 0,
-      pidsRefused: pids !== undefined && pids.enforcedBy !== 'none' ? pidsRefused(pids.dir) : 0,
+      oomKills: this.oomKillLine?.file.value(this.oomKillLine.key) ?? 0,
+      pidsRefused: this.pidsRefusedLine?.file.value(this.pidsRefusedLine.key) ?? 0,
     };
   }
 
@@ -214,6 +215,8 @@ export class SessionCgroups {
   /** Removes the (empty) cgroups, then the engine's directories that no session uses any more. */
   remove(): void {
     this.final ??= this.counters();
+    this.oomKillLine?.file.close();
+    this.pidsRefusedLine?.file.close();
     for (const [controller, dir] of this.v1) {
       try {
         rmdirIgnoringGone(dir);
@@ -311,4 +314,14 @@ async function probeV1(hierarchies: readonly V1LimitHierarchy[]): Promise<string
   } finally {
     for (const dir of probes) removeIfEmpty(dir);
   }
+}
+
+/** A counter's line, read through a held descriptor of its file. */
+interface HeldCounterLine {
+  file: HeldCounterFile;
+  key: string;
+}
+
+function heldLine(line: CounterLine): HeldCounterLine {
+  return { file: new HeldCounterFile(line.file), key: line.key };
 }
