@@ -1,0 +1,108 @@
+/**
+ * Micro-benchmark (standalone, not part of `run.mjs`): the engine thread's CPU per MiB of each SPEC §9
+ * output shape (bench/lib/workload-files.mjs: colored log, UTF-8, `\r` progress, backspace spinner,
+ * cursor-up redraws), through a session's own `OutputPipeline` without the pty: ~4 KiB reads with CRLF
+ * line ends, each written and processed as one pty read, with a listening send in the slot (a flood
+ * runs inside a send) that only counts what it is told. Best of 5 passes per shape. A flood through a
+ * pty moves ±30 % between runs on a shared VM; this moves a few percent, so it is the number to A/B
+ * two builds with:
+ *
+ *   node bench/shape-cpu.mjs [ROOT ...] [--shapes=colored,utf8,progress,spinner,cursorUp] [--rounds=3]
+ *
+ * ROOT is a checkout or an `ab-builds.mjs` snapshot with a built `dist/` (default: this checkout); with
+ * several, the rounds alternate them and the best of all rounds is reported per build and shape.
+ */
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { ensureWorkloadFile } from './lib/workload-files.mjs';
+
+const READ_CHARS = 4096;
+const PASSES = 5;
+const FILE_BYTES = 8 * 2 ** 20;
+
+const args = process.argv.slice(2);
+const option = (name, fallback) =>
+  args.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const roots = args.filter((arg) => !arg.startsWith('--'));
+if (roots.length === 0) roots.push(fileURLToPath(new URL('..', import.meta.url)));
+const shapes = option('shapes', 'colored,utf8,progress,spinner,cursorUp').split(',');
+const rounds = Number(option('rounds', '3'));
+
+/** The reads of each shape's file, as the session's decoder hands them over (CRLF line ends). */
+const readsOf = Object.fromEntries(
+  shapes.map((shape) => {
+    const text = readFileSync(ensureWorkloadFile(shape, FILE_BYTES), 'utf8').replaceAll('\n', '\r\n');
+    const reads = [];
+    for (let at = 0; at < text.length; at += READ_CHARS) reads.push(text.slice(at, at + READ_CHARS));
+    return [shape, { reads, mib: Buffer.byteLength(text) / 2 ** 20 }];
+  }),
+);
+
+/** A send in the slot that only counts what it is told. */
+function countingListener() {
+  let calls = 0;
+  const count = () => {
+    calls++;
+  };
+  return {
+    text: count,
+    newline: count,
+    textBlock: count,
+    rewriteLine: count,
+    rowEdits: count,
+    markerArrived: count,
+    endOfChunk: () => undefined,
+    get calls() {
+      return calls;
+    },
+  };
+}
+
+/** ms per MiB of `shape` through the pipeline of the build at `root`, best of `PASSES`. */
+async function measure(root, shape) {
+  const { resolveEngineConfig } = await import(`${root}/dist/shared/config.js`);
+  const { OutputPipeline } = await import(`${root}/dist/worker/output-pipeline.js`);
+  const { createNonce } = await import(`${root}/dist/worker/readiness/prompt-marker.js`);
+  const { dialectNamed } = await import(`${root}/dist/worker/shell/registry.js`);
+  const config = resolveEngineConfig({});
+  const { reads, mib } = readsOf[shape];
+  let best = Number.POSITIVE_INFINITY;
+  for (let pass = 0; pass < PASSES; pass++) {
+    const listener = countingListener();
+    const pipeline = new OutputPipeline({
+      rows: config.rows,
+      cols: config.cols,
+      config,
+      nonce: createNonce(),
+      prompt: dialectNamed('bash').prompt,
+      replies: { offer: () => undefined, markerParsed: () => undefined },
+      listener: () => listener,
+    });
+    const started = performance.now();
+    for (const read of reads) {
+      pipeline.write(read);
+      pipeline.flush();
+    }
+    await pipeline.whenParsed?.();
+    best = Math.min(best, performance.now() - started);
+    pipeline.dispose();
+  }
+  return best / mib;
+}
+
+const best = Object.fromEntries(roots.map((root) => [root, {}]));
+for (let round = 0; round < rounds; round++) {
+  for (const root of round % 2 === 0 ? roots : [...roots].reverse()) {
+    for (const shape of shapes) {
+      const ms = await measure(root, shape);
+      best[root][shape] = Math.min(best[root][shape] ?? Number.POSITIVE_INFINITY, ms);
+    }
+  }
+}
+console.log(`pipeline CPU, ms per MiB (best of ${rounds} alternating rounds × ${PASSES} passes):`);
+console.log(`| build | ${shapes.join(' | ')} |`);
+console.log(`| --- | ${shapes.map(() => '---:').join(' | ')} |`);
+for (const root of roots) {
+  console.log(`| ${root} | ${shapes.map((shape) => best[root][shape].toFixed(2)).join(' | ')} |`);
+}
