@@ -793,10 +793,11 @@ export class SessionCore extends DisposableOwner {
   private foreground(readerPid?: number): ForegroundProcess | undefined {
     if (this.exitStatus.kind === 'exited') return undefined;
     // The group is verified only when the reader does not answer: it costs a walk of the process tree,
-    // on every result's critical path (bench/README.md, "Where the time of a `true` goes").
+    // on every result's critical path (bench/README.md, "Where the time of a `true` goes"). The reader's
+    // stat is read through the sample's held descriptors (proc-files.ts: a reading as fresh as an open's).
     const alive = (pid: number | undefined): ForegroundProcess | undefined => {
       if (pid === undefined || pid <= 0) return undefined;
-      const stat = readProcStat(pid);
+      const stat = readProcStat(pid, this.procFiles);
       return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X'
         ? { pid, command: stat.comm }
         : undefined;
