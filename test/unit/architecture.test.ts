@@ -6,20 +6,13 @@
  * through `ctx.pty` (the harness) or the engine's public API, never through the engine's own modules.
  * These rules are checked on the source text of every module.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { SRC, sourceFiles } from '../support/source-tree.js';
 
-const SRC = fileURLToPath(new URL('../../src', import.meta.url));
 const TEST = fileURLToPath(new URL('..', import.meta.url));
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith('.ts') ? [path] : [];
-  });
-}
 
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');

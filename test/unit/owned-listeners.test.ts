@@ -8,12 +8,10 @@
  * such file is listed in {@link EMITTER_BOUND} with how many it has and why, so a new bare listener
  * fails here until someone decided which kind it is.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-
-const SRC = fileURLToPath(new URL('../../src', import.meta.url));
+import { codeOf, SRC, sourceFiles } from '../support/source-tree.js';
 
 /** Files (relative to src/) with bare listeners that live and die with their emitter: count, reason. */
 const EMITTER_BOUND: Record<string, [count: number, reason: string]> = {
@@ -68,23 +66,11 @@ const EMITTER_BOUND: Record<string, [count: number, reason: string]> = {
 /** A bare listener registration. */
 const BARE_LISTENER = /\.(?:on|once|addListener|prependListener|prependOnceListener|addEventListener)\(/g;
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith('.ts') ? [path] : [];
-  });
-}
-
-/** `text` without its comments (a doc comment may name `.on(`); `://` in a URL is kept. */
-function withoutComments(text: string): string {
-  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
-}
-
 /** The files of src/main and src/worker with bare listeners, relative to src/, and their counts. */
 function bareListeners(): Record<string, number> {
   const found: Record<string, number> = {};
   for (const file of ['main', 'worker'].flatMap((folder) => sourceFiles(join(SRC, folder)))) {
-    const count = withoutComments(readFileSync(file, 'utf8')).match(BARE_LISTENER)?.length ?? 0;
+    const count = codeOf(file).match(BARE_LISTENER)?.length ?? 0;
     if (count > 0) found[relative(SRC, file)] = count;
   }
   return found;

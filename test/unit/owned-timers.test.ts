@@ -1,17 +1,6 @@
-/**
- * Every timer of src/main and src/worker is owned by a disposable store (issue 24): armed through
- * `DisposableStore.timeout`/`interval`/`immediate` or the store-owned waits `delay`/`withinMs` of
- * src/shared/lifecycle.ts, so a closed owner cannot fire one and the thread's count of live ones
- * (`liveOwnedResources`) sees it. This scans the source text for a bare `setTimeout(`, `setInterval(`,
- * `setImmediate(` or an import of node's timers modules; a file may arm one only while it is listed in
- * {@link NOT_YET_OWNED}, with the reason, and leaves the list once it no longer does.
- */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-
-const SRC = fileURLToPath(new URL('../../src', import.meta.url));
+import { codeOf, SRC, sourceFiles, withoutComments } from '../support/source-tree.js';
 
 /** Where timers are armed for their owners: the one place a bare timer belongs. */
 const LIFECYCLE = 'shared/lifecycle.ts';
@@ -25,20 +14,6 @@ const NOT_YET_OWNED: Record<string, string> = {};
 /** A bare timer call, or an import of node's timer functions (`setTimeout as delay` and the like). */
 const BARE_TIMER =
   /\b(?:setTimeout|setInterval|setImmediate)\s*\(|from\s+['"](?:node:)?timers(?:\/promises)?['"]/;
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith('.ts') ? [path] : [];
-  });
-}
-
-/** `text` without its comments (a doc comment may name `setTimeout(0)`); `://` in a URL is kept. */
-function withoutComments(text: string): string {
-  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
-}
-
-const codeOf = (file: string): string => withoutComments(readFileSync(file, 'utf8'));
 
 /** The files of src/main and src/worker whose code arms a bare timer, relative to src/. */
 function filesWithBareTimers(): string[] {

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readlinkSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HeldCounterFile } from '../../../../src/worker/containment/held-counter-file.js';
+import { HeldCounterFile } from '../../../../dist/worker/containment/held-counter-file.js';
 import { createOuterCgroup, outerCgroupUnavailable } from '../../../support/outer-cgroup.js';
 
 const unavailable = outerCgroupUnavailable();
