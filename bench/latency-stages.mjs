@@ -35,7 +35,8 @@ import { median, percentile, round } from './lib/stats.mjs';
 
 const SENDS = Number(process.argv[2] ?? 200);
 const ROUNDS = 5;
-const WARMUP = 20;
+/** Unmeasured sends per path first: as in latency.mjs, V8 compiles the engine's code on its helper threads for the first thousands. */
+const WARMUP = 2_500;
 
 /** Stamps of the send in flight (inline only: the engine's prototypes live in another thread). */
 let stamps;
