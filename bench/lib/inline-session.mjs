@@ -16,6 +16,10 @@ export class OutputClock {
   constructor() {
     this.lastOutputAt = 0;
   }
+  /** Always listening: the pipeline tells the live stream only while it is active (a subscriber reads). */
+  get active() {
+    return true;
+  }
   text() {
     this.lastOutputAt = performance.now();
   }
