@@ -12,8 +12,9 @@
  *   and nothing below. Output that cannot change any of that (line text; line text with SGR colours,
  *   stripped for the scrollback; ASCII text whose CRs and BSs only move the cursor within the open row,
  *   computed in a row buffer) goes to the scrollback directly, and xterm is fed **lazily**: the text
- *   waits, and only its last `rows` lines (after a fresh line and the SGRs still in effect) are parsed
- *   when xterm is needed: before a chunk the fast path cannot take, a reader's screen, a prompt check.
+ *   waits (lazy-feed.ts), and only its last `rows` lines (after a fresh line and the SGRs still in
+ *   effect) are parsed when xterm is needed: before a chunk the fast path cannot take, a reader's
+ *   screen, a prompt check.
  *   Exact: every row those lines leave on screen was scrolled in blank in the full feed too, so screen,
  *   cursor and pen end the same; only xterm's own scrollback differs, which nothing reads.
  * - **engaged**: everything else. Each chunk is parsed at once (synchronously, so a marker or a query is
@@ -37,6 +38,7 @@ import type { LineRing } from '../output/line-ring.js';
 import { LineTail } from '../output/line-tail.js';
 import { LineTextKind, lineTextKind } from '../output/line-text.js';
 import { HostileStreamGuard } from './hostile-stream-guard.js';
+import { LazyFeed, SGR } from './lazy-feed.js';
 import { ParserState, type XtermInternals, xtermInternals } from './xterm-internals.js';
 
 /**
@@ -48,8 +50,6 @@ const PARSE_SLICE_CHARS = 512;
 const XTERM_SCROLLBACK = PARSE_SLICE_CHARS + 64;
 /** {@link TerminalModelOptions.maxLineChars} by default (the session's `maxReadBytes` by default). */
 const DEFAULT_MAX_LINE_CHARS = 1024 * 1024;
-/** Lazily fed text is compacted (its head dropped) once it holds this many line feeds beyond `rows`. */
-const COMPACT_EXTRA_LINES = 256;
 /**
  * Lazily fed text without enough line feeds to compact (a line longer than the screen) is parsed once it
  * holds this many characters, so the lazy feed stays bounded.
@@ -57,8 +57,6 @@ const COMPACT_EXTRA_LINES = 256;
 const MAX_DEFERRED_CHARS = 64 * 1024;
 /** How far back from a chunk's end an unfinished escape is looked for (a scan of it all costs more). */
 const UNFINISHED_ESCAPE_WINDOW = 32;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: SGR is defined by ESC
-const SGR = /\x1b\[[0-9;:]*m/g;
 /**
  * The start of an SGR cut by the chunk's end: the only sequence pass-through takes, so the only one worth
  * carrying to the next chunk (any other sequence engages xterm, which parses it across chunks itself).
@@ -73,8 +71,6 @@ const BARE_CR = /\r(?!\n)/;
 /** ASCII printable, CR, LF and BS only: what the row buffer handles exactly. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the class is defined by control codes
 const ROW_EDIT_TEXT = /^[\x20-\x7e\r\n\x08]*$/;
-/** Printable ASCII only: one column per character. */
-const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 /** Anything but printable ASCII. */
 const NOT_PRINTABLE_ASCII = /[^\x20-\x7e]/;
 /** A chunk that starts with what joins the character before it: a mark, a format character, a jamo. */
@@ -164,19 +160,8 @@ export class TerminalModel {
   private disposed = false;
   /** Pass-through (true) or engaged. */
   private passing = true;
-  /** Lazily fed text not yet parsed: pieces and their line-feed counts. */
-  private deferred: string[] = [];
-  private deferredCounts: number[] = [];
-  private deferredLineFeeds = 0;
-  private deferredChars = 0;
-  /** SGRs in effect before `deferred[0]` that xterm has not parsed (its head was dropped). */
-  private deferredPen = '';
-  /** Part of `deferred` was dropped: the rest is fed after a fresh line, from its first line start. */
-  private deferredCut = false;
-  /** The head of a line longer than the screen was dropped: the rest is fed after a fresh line, whole. */
-  private deferredAtRowStart = false;
-  /** xterm's cursor column when the lazy feed began (it holds xterm's state then). */
-  private deferredStartCol = 0;
+  /** Pass-through: text the ring has that xterm has not parsed yet. */
+  private readonly lazyFeed: LazyFeed;
   /** Pass-through: the open row as shown, and the cursor column in it (ASCII open rows only). */
   private row: Uint16Array;
   private rowSaved: Uint16Array;
@@ -193,7 +178,6 @@ export class TerminalModel {
   /** Engaged: the head of a wrapped line whose first rows scrolled off while the rest is on screen. */
   private pendingHead: LineTail | undefined;
   private readonly maxLineChars: number;
-  private readonly maxDeferredChars: number;
   /** Engaged: sequence number of the ring line that holds the row at `harvested`. */
   private baseSeq = 0;
   /** Engaged: the lines from `baseSeq` on as a reader may have seen them last (the last one open). */
@@ -224,7 +208,21 @@ export class TerminalModel {
     this.ring = options.ring;
     this.listener = options.listener ?? NO_LISTENER;
     this.maxLineChars = options.maxLineChars ?? DEFAULT_MAX_LINE_CHARS;
-    this.maxDeferredChars = options.maxDeferredChars ?? MAX_DEFERRED_CHARS;
+    const model = this;
+    this.lazyFeed = new LazyFeed(
+      {
+        get rows() {
+          return model.rows;
+        },
+        get cols() {
+          return model.cols;
+        },
+        get cursorX() {
+          return model.terminal.buffer.active.cursorX;
+        },
+      },
+      options.maxDeferredChars ?? MAX_DEFERRED_CHARS,
+    );
     this.row = new Uint16Array(cols);
     this.rowSaved = new Uint16Array(cols);
     this.terminal = new xtermHeadless.Terminal({
@@ -305,7 +303,7 @@ export class TerminalModel {
 
   /** Output taken and not parsed yet (the lazy feed and a carried end), in characters. */
   get unparsedChars(): number {
-    return this.deferredChars + this.carry.length;
+    return this.lazyFeed.chars + this.carry.length;
   }
 
   /**
@@ -565,9 +563,7 @@ export class TerminalModel {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    this.deferred = [];
-    this.deferredCounts = [];
-    this.deferredChars = 0;
+    this.lazyFeed.clear();
     this.carry = '';
     this.terminal.dispose();
   }
@@ -755,88 +751,17 @@ export class TerminalModel {
     return true;
   }
 
-  /** Queues `raw` for xterm; drops whole pieces from the head once more than `rows` lines wait. */
+  /** Queues `raw` for xterm (the lazy feed drops what would scroll off); parses it once it holds too much. */
   private defer(raw: string, lineFeeds: number): void {
-    if (this.deferred.length === 0) this.deferredStartCol = this.terminal.buffer.active.cursorX;
-    this.deferred.push(raw);
-    this.deferredCounts.push(lineFeeds);
-    this.deferredLineFeeds += lineFeeds;
-    this.deferredChars += raw.length;
-    if (this.deferredLineFeeds > this.rows + COMPACT_EXTRA_LINES) this.compactDeferred();
-    if (this.deferredChars > this.maxDeferredChars && !this.compactLongLine()) this.feedDeferred();
-  }
-
-  /**
-   * A line longer than the screen, of printable ASCII (one column each), that waits in the lazy feed
-   * (50 MB without a line feed): only its last rows can stay on screen, so its head is dropped at a row
-   * boundary, keeping the last `rows + 1` rows and more. Fed after a fresh line, the kept text starts a
-   * row as it did in the full feed, and the row that is no continuation in the cut feed scrolls off,
-   * so screen, cursor and pen end the same. False: not such a line (then it is parsed).
-   */
-  private compactLongLine(): boolean {
-    if (this.deferredCut) return false;
-    const text = this.deferred.join('');
-    const lineFeed = text.lastIndexOf('\n');
-    if (lineFeed !== -1 && text.charCodeAt(lineFeed - 1) !== 0x0d) return false; // a bare LF keeps the column
-    const start = lineFeed + 1;
-    // Where the line's kept text begins: after a CRLF, or where the feed begins (a row start when cut).
-    const startCol = lineFeed === -1 && !this.deferredAtRowStart ? this.deferredStartCol : 0;
-    const line = text.slice(start);
-    const keep = (this.rows + 1) * this.cols;
-    if (line.length < keep + this.cols || !PRINTABLE_ASCII.test(line)) return false;
-    const drop = line.length - keep - ((startCol + line.length - keep) % this.cols);
-    const kept = line.slice(drop);
-    this.deferredPen = penAfter(this.deferredPen, text.slice(0, start));
-    this.deferred = [kept];
-    this.deferredCounts = [0];
-    this.deferredLineFeeds = 0;
-    this.deferredChars = kept.length;
-    this.deferredAtRowStart = true;
-    return true;
-  }
-
-  /**
-   * Drops waiting pieces whose rows would scroll off anyway, keeping the pen they leave. What is kept
-   * holds more than `rows` line feeds, so after cutting its first piece at a line start (feedDeferred)
-   * at least `rows` remain.
-   */
-  private compactDeferred(): void {
-    let drop = 0;
-    let lineFeeds = this.deferredLineFeeds;
-    let chars = this.deferredChars;
-    while (drop < this.deferred.length - 1 && lineFeeds - this.deferredCounts[drop]! > this.rows + 1) {
-      this.deferredPen = penAfter(this.deferredPen, this.deferred[drop]!);
-      lineFeeds -= this.deferredCounts[drop]!;
-      chars -= this.deferred[drop]!.length;
-      drop++;
-    }
-    if (drop === 0) return;
-    this.deferredAtRowStart = false;
-    this.deferred.splice(0, drop);
-    this.deferredCounts.splice(0, drop);
-    this.deferredLineFeeds = lineFeeds;
-    this.deferredChars = chars;
-    this.deferredCut = true;
+    if (this.lazyFeed.push(raw, lineFeeds)) this.feedDeferred();
   }
 
   /** Parses what waits: from a line start after a fresh line and the pen, when its head was dropped. */
   private feedDeferred(): void {
     this.syncRow();
-    if (this.deferred.length === 0) return;
-    let text = this.deferred.length === 1 ? this.deferred[0]! : this.deferred.join('');
-    let head = '';
-    if (this.deferredCut) {
-      const lineStart = text.indexOf('\n') + 1;
-      head = `\r\n${penAfter(this.deferredPen, text.slice(0, lineStart))}`;
-      text = text.slice(lineStart);
-    } else if (this.deferredAtRowStart) head = `\r\n${this.deferredPen}`;
-    this.deferred = [];
-    this.deferredCounts = [];
-    this.deferredLineFeeds = 0;
-    this.deferredChars = 0;
-    this.deferredPen = '';
-    this.deferredCut = false;
-    this.deferredAtRowStart = false;
+    const feed = this.lazyFeed.take();
+    if (feed === undefined) return;
+    const { head, text } = feed;
     for (let at = 0; at === 0 || at < text.length; ) {
       const end = sliceEnd(text, at);
       const slice = text.slice(at, end);
@@ -1032,15 +957,6 @@ export class TerminalModel {
     }
     return lines;
   }
-}
-
-/** The pen (SGRs) in effect at the end of `text`; `pen` is what held before. */
-function penAfter(pen: string, text: string): string {
-  if (text.indexOf('\x1b') === -1) return pen;
-  const resetAt = Math.max(text.lastIndexOf('\x1b[0m'), text.lastIndexOf('\x1b[m'));
-  const tail = (resetAt >= 0 ? text.slice(resetAt) : text).match(SGR);
-  const before = resetAt >= 0 ? '' : pen;
-  return tail === null ? before : before + tail.join('');
 }
 
 /** A cheap look before the costlier disengage check: could this chunk take the fast path at all? */
