@@ -39,6 +39,7 @@ import { LineTail } from '../output/line-tail.js';
 import { LineTextKind, lineTextKind } from '../output/line-text.js';
 import { HostileStreamGuard } from './hostile-stream-guard.js';
 import { LazyFeed, SGR } from './lazy-feed.js';
+import { OpenRow } from './open-row.js';
 import { ParserState, type XtermInternals, xtermInternals } from './xterm-internals.js';
 
 /**
@@ -71,8 +72,6 @@ const BARE_CR = /\r(?!\n)/;
 /** ASCII printable, CR, LF and BS only: what the row buffer handles exactly. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the class is defined by control codes
 const ROW_EDIT_TEXT = /^[\x20-\x7e\r\n\x08]*$/;
-/** Anything but printable ASCII. */
-const NOT_PRINTABLE_ASCII = /[^\x20-\x7e]/;
 /** A chunk that starts with what joins the character before it: a mark, a format character, a jamo. */
 const JOINING_START = /^[\p{M}\p{Cf}\u1160-\u11ff]/u;
 /** Where the serialize addon switches to the alternate screen. */
@@ -163,11 +162,7 @@ export class TerminalModel {
   /** Pass-through: text the ring has that xterm has not parsed yet. */
   private readonly lazyFeed: LazyFeed;
   /** Pass-through: the open row as shown, and the cursor column in it (ASCII open rows only). */
-  private row: Uint16Array;
-  private rowSaved: Uint16Array;
-  private rowLength = 0;
-  private openCol = 0;
-  private openAscii = true;
+  private readonly openRow: OpenRow;
   /** Row edits not yet in the ring's open line / in the lazy feed (see syncRow). */
   private rowToRing = false;
   private rowToXterm = false;
@@ -223,8 +218,7 @@ export class TerminalModel {
       },
       options.maxDeferredChars ?? MAX_DEFERRED_CHARS,
     );
-    this.row = new Uint16Array(cols);
-    this.rowSaved = new Uint16Array(cols);
+    this.openRow = new OpenRow(cols);
     this.terminal = new xtermHeadless.Terminal({
       cols,
       rows,
@@ -395,8 +389,7 @@ export class TerminalModel {
     this.terminal.resize(cols, rows);
     this.rows = rows;
     this.cols = cols;
-    this.row = new Uint16Array(cols);
-    this.rowSaved = new Uint16Array(cols);
+    this.openRow.resize(cols);
     const after = this.terminal.buffer.normal;
     let y = 0;
     for (let starts = 0; y < after.length; y++) {
@@ -605,7 +598,7 @@ export class TerminalModel {
   /** Takes `data` on the fast path when it can; false: it must be parsed. */
   private passThrough(data: string, following: boolean): boolean {
     // After a CR or BS the cursor may stand inside the open row: text then overwrites (editRow).
-    const atLineEnd = this.openCol === this.rowLength;
+    const atLineEnd = this.openRow.atEnd;
     const kind = lineTextKind(data, this.lineFeeds);
     if (kind !== LineTextKind.None) {
       if (atLineEnd && !this.hasBareCr(data, kind)) {
@@ -641,25 +634,20 @@ export class TerminalModel {
     return lineFeeds.crCount !== crlf;
   }
 
-  /** The open row as shown (only while `openAscii`: the row buffer holds it). */
-  private openText(): string {
-    return String.fromCharCode.apply(null, this.row.subarray(0, this.rowLength) as unknown as number[]);
-  }
-
   /**
    * Brings the ring's open line and the lazy feed up to the row edits of the last reads: editRow leaves
    * both behind (a progress bar redraws its line hundreds of times per line feed).
    */
   private syncRow(): void {
     if (!this.rowToRing && !this.rowToXterm) return;
-    const text = this.openText();
+    const text = this.openRow.text();
     if (this.rowToRing) {
       this.ring.rewriteLine();
       this.ring.text(text);
       this.rowToRing = false;
     }
     if (this.rowToXterm) {
-      this.defer(`\r${text}\r${text.slice(0, this.openCol)}`, 0);
+      this.defer(`\r${text}\r${text.slice(0, this.openRow.col)}`, 0);
       this.rowToXterm = false;
     }
   }
@@ -672,63 +660,17 @@ export class TerminalModel {
     this.ring.textBlock(plain, ascii, knownFeeds ? this.lineFeeds : undefined);
     const lastLf = plain.lastIndexOf('\n');
     const open = lastLf === -1 ? plain : plain.slice(lastLf + 1);
-    if (lastLf !== -1) {
-      this.rowLength = 0;
-      this.openAscii = true;
-    }
-    if (!ascii || this.rowLength + open.length >= this.cols) this.openAscii = false;
-    if (this.openAscii) {
-      const row = this.row;
-      let length = this.rowLength;
-      for (let k = 0; k < open.length; k++) row[length++] = open.charCodeAt(k);
-      this.rowLength = length;
-    }
-    this.openCol = this.rowLength;
+    this.openRow.append(open, lastLf !== -1, ascii);
     this.defer(raw, knownFeeds ? this.lineFeeds.count : countLineFeeds(raw));
   }
 
   /**
-   * ASCII text whose CRs and BSs move the cursor within the open row: each line's final content is
-   * computed here (what xterm would show: characters overwrite, nothing erases), exact while no line
-   * reaches the last column (wrapping would take the cursor to another row). False: not exact, and
-   * nothing changed.
+   * ASCII text whose CRs and BSs move the cursor within the open row, applied in the row buffer
+   * (open-row.ts). False: not exact there, and nothing changed.
    */
   private editRow(data: string, following: boolean): boolean {
-    if (!this.openAscii) return false;
-    const row = this.row;
-    const saved = this.rowSaved;
-    saved.set(row.subarray(0, this.rowLength));
-    const savedLength = this.rowLength;
-    let length = this.rowLength;
-    let col = this.openCol;
-    const done: string[] = [];
-    const limit = this.cols - 1;
-    let exact = true;
-    for (let i = 0; i < data.length; i++) {
-      const c = data.charCodeAt(i);
-      if (c === 0x0d) {
-        if (data.charCodeAt(i + 1) === 0x0a) {
-          done.push(String.fromCharCode.apply(null, row.subarray(0, length) as unknown as number[]));
-          length = 0;
-          col = 0;
-          i++;
-        } else col = 0;
-      } else if (c === 0x08) {
-        if (col > 0) col--;
-      } else if (c === 0x0a || col >= limit) {
-        // A bare LF keeps the column; the next character would reach the last column (wrapping).
-        exact = false;
-        break;
-      } else {
-        while (length < col) row[length++] = 0x20;
-        row[col++] = c;
-        if (col > length) length = col;
-      }
-    }
-    if (!exact) {
-      row.set(saved.subarray(0, savedLength));
-      return false;
-    }
+    const done = this.openRow.edit(data);
+    if (done === undefined) return false;
     if (done.length > 0) {
       const ring = this.ring;
       let raw = '';
@@ -741,8 +683,6 @@ export class TerminalModel {
       this.rowToXterm = false; // the first finished line supersedes the open row's earlier state
       this.defer(raw, done.length);
     }
-    this.rowLength = length;
-    this.openCol = col;
     this.rowToRing = true;
     this.rowToXterm = true;
     // One call for the read's redraws (a progress bar redraws its row ~70 times a 4 KiB read): each
@@ -857,10 +797,7 @@ export class TerminalModel {
     this.shown = [];
     this.ring.text(openLine);
     this.passing = true;
-    this.openAscii = !cursorRow.isWrapped && open.length === x && !NOT_PRINTABLE_ASCII.test(open);
-    this.rowLength = 0;
-    if (this.openAscii) for (let k = 0; k < open.length; k++) this.row[this.rowLength++] = open.charCodeAt(k);
-    this.openCol = this.rowLength;
+    this.openRow.reset(open, !cursorRow.isWrapped && open.length === x);
     this.rowToRing = false;
     this.rowToXterm = false;
     return true;
