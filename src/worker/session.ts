@@ -4,10 +4,9 @@
  * and containment, with signals and teardown. Where a byte enters: `OutputPipeline.write`. Where
  * readiness is decided: `send-operation.ts`. Where a process dies: `close()` → `teardown.ts`.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { type MessagePort, threadId } from 'node:worker_threads';
-import type { IPty } from 'node-pty';
 import { TerminalError } from '../shared/errors.js';
 import { assertInputWithinLimit } from '../shared/input-limit.js';
 import { encodeKeys, refuseSignallingInput, validateKeys } from '../shared/keys.js';
@@ -55,6 +54,7 @@ import { waitSyscallTable } from './proc/syscall-table.js';
 import { ptyBinding } from './pty/pty-binding.js';
 import { PtyInputWriter, type WriteOutcome } from './pty/pty-input-writer.js';
 import { type DrainOutcome, nodePtyReadStream, PtyOutputDrain } from './pty/pty-output-drain.js';
+import { type SpawnedPty, spawnPty } from './pty/pty-spawn.js';
 import { readTerminalLocalFlags, type TerminalLocalFlags } from './pty/terminal-local-flags.js';
 import { HiddenInputVerdicts } from './readiness/hidden-input.js';
 import { createNonce } from './readiness/prompt-marker.js';
@@ -70,26 +70,12 @@ import type { ShellDialect, StartupPhase } from './shell/shell-dialect.js';
 
 /** How long close waits for node-pty's exit event after the tree is gone (it follows the socket close). */
 const EXIT_EVENT_WAIT_MS = 2_000;
-/** O_CLOEXEC as `/proc/<pid>/fdinfo` prints it (octal `flags:` field): set on the master of the patched fork. */
-const FDINFO_CLOEXEC = 0o2000000;
-/** O_NONBLOCK in the same field: node-pty sets it on the master, and the writer relies on it to write synchronously. */
-const FDINFO_NONBLOCK = 0o4000;
 /** Where the shell's launcher runs (it joins cgroups and sets the OOM score through Linux's /proc). */
 const LAUNCHER_PLATFORM = process.platform === 'linux';
 /** Why a session without a cgroup placement (the inline benchmark baseline) has no limits. */
 const NO_PLACEMENT_REASON = 'this session runs outside an engine thread: no cgroups were prepared';
 /** Whether the `/proc` wait probes work on this platform (the exact tier of SPEC §4.2). */
 const EXACT_TIER = process.platform === 'linux' && waitSyscallTable(process.arch) !== undefined;
-
-/**
- * The parts of node-pty's UnixTerminal we rely on beyond its typings: `fd` and `ptsName` are public
- * getters there; its `close` event fires when the master fd is closed (before `exit`).
- */
-interface UnixPtyExtras {
-  fd?: number;
-  ptsName?: string;
-  on?: (event: 'close', listener: () => void) => void;
-}
 
 /**
  * A terminal session. Create, `plan()`, `launch()`, `awaitStartup()`, then send/read/signal; `close()`
@@ -216,63 +202,41 @@ export class SessionCore extends DisposableOwner {
     // Linux: the launcher also gives the shell its OOM score (SPEC §4.8), cgroups or not.
     const launcherWrapped = LAUNCHER_PLATFORM ? launcherArgv(this.cgroups?.procsFiles ?? [], argv) : argv;
     const [spawnFile, ...spawnArgs] = launcherWrapped;
-    let term: IPty;
+    let spawned: SpawnedPty;
     try {
-      term = nodePty.spawn(spawnFile!, spawnArgs, {
-        name: SESSION_TERM,
-        cols: spec.cols,
-        rows: spec.rows,
-        cwd: spec.cwd,
-        env,
-      });
+      spawned = spawnPty(
+        nodePty,
+        spawnFile!,
+        spawnArgs,
+        { name: SESSION_TERM, cols: spec.cols, rows: spec.rows, cwd: spec.cwd, env },
+        file,
+      );
     } catch (error) {
       this.removeEmptyCgroup();
-      throw new TerminalError('SPAWN_FAILED', `could not start ${file}: ${String(error)}`, { cause: error });
+      throw error;
     }
-    const extras = term as unknown as UnixPtyExtras;
-    if (typeof extras.fd !== 'number' || typeof extras.ptsName !== 'string') {
-      term.kill('SIGKILL');
-      throw new TerminalError(
-        'SPAWN_FAILED',
-        'node-pty did not expose the terminal fd (unsupported platform)',
-      );
-    }
-    const fdFlags = fdStatusFlags(extras.fd);
-    if (fdFlags === undefined || (fdFlags & FDINFO_CLOEXEC) === 0) {
-      // node-pty's own fork leaves the master inheritable, so every later shell could type into this
-      // session (docs/decisions/0003-node-pty-patch.md); pty-binding.ts replaced it with the patched one,
-      // so this holds only if something put another fork back. Fail closed rather than leak it.
-      term.kill('SIGKILL');
-      throw new TerminalError(
-        'SPAWN_FAILED',
-        'agent-pty refused the terminal it opened: its pty master is not close-on-exec, so other shells ' +
-          "could write to it. node-pty's own spawn ran instead of agent-pty's patched one (another copy " +
-          'of node-pty in this thread, or a changed node-pty). Reinstall agent-pty with the node-pty ' +
-          'version it depends on (`npm rebuild node-pty agent-pty` rebuilds both)',
-      );
-    }
-    const fd = extras.fd;
+    const { term, fd } = spawned;
     // Readiness gives a reader REPLY_GRACE_MS from when a reply reached the kernel to take it.
     const writer = new PtyInputWriter(
       fd,
       () => {
         launched.lastReplyAt = performance.now();
       },
-      (fdFlags & FDINFO_NONBLOCK) !== 0,
+      spawned.nonBlocking,
     );
     this.owned.own('pty input writer', () => writer.close());
     // Once node-pty closed the fd, its number may be reused by another file: write nothing more.
     // node-pty's removeListener('close') looks on the socket, not where 'close' listeners are kept:
     // the guard stands in for the removal.
     let closeListened = true;
-    extras.on?.('close', () => {
+    spawned.onMasterClosed(() => {
       if (closeListened) this.stopWriting();
     });
     this.owned.own('pty close listener', () => {
       closeListened = false;
     });
     const outputDrain = new PtyOutputDrain(fd, nodePtyReadStream(term));
-    const ttyRdev = statSync(extras.ptsName).rdev;
+    const ttyRdev = statSync(spawned.ptsName).rdev;
     const root = identityOf(term.pid) ?? { pid: term.pid, startTime: -1 };
     const pipeline = this.pipeline;
     const gate = new ReplyGate({
@@ -323,7 +287,7 @@ export class SessionCore extends DisposableOwner {
     this.owned.own('pty exit listener', () => exitListener.dispose());
     return {
       identity: root,
-      ttyPath: extras.ptsName,
+      ttyPath: spawned.ptsName,
       threadId,
       cgroupDir: this.cgroups?.containment?.dir,
       limitDirs: this.cgroups?.v1Dirs ?? [],
@@ -838,18 +802,6 @@ export class SessionCore extends DisposableOwner {
 type SendSlot =
   | { readonly kind: 'startup'; readonly op: SendOperation }
   | { readonly kind: 'send'; readonly id: number; readonly op: SendOperation };
-
-/** The status flags of `fd` of this process (`O_*`), from `/proc/self/fdinfo`; undefined if unreadable. */
-function fdStatusFlags(fd: number): number | undefined {
-  let info: string;
-  try {
-    info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const flags = /^flags:\s*([0-7]+)$/m.exec(info)?.[1];
-  return flags === undefined ? undefined : Number.parseInt(flags, 8);
-}
 
 /** The containment a session gets from its sandbox's PID namespace and its cgroup. */
 function containmentOf(pidNamespace: boolean, cgroup: boolean): Containment {
