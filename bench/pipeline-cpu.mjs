@@ -14,16 +14,13 @@
 import { readFileSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
-import { resolveEngineConfig } from '../dist/shared/config.js';
 import { LiveRingReader } from '../dist/shared/live-ring.js';
 import { LineFeeds } from '../dist/worker/output/line-feeds.js';
 import { LineRing } from '../dist/worker/output/line-ring.js';
 import { lineTextKind } from '../dist/worker/output/line-text.js';
 import { LiveOutputPublisher } from '../dist/worker/output/live-output.js';
-import { OutputPipeline } from '../dist/worker/output-pipeline.js';
-import { createNonce } from '../dist/worker/readiness/prompt-marker.js';
-import { dialectNamed } from '../dist/worker/shell/registry.js';
 import { ensureLogFile } from './lib/data-file.mjs';
+import { sessionPipelines } from './lib/session-pipeline.mjs';
 
 /** About one pty read during a flood, in bytes. */
 const READ_BYTES = 4_400;
@@ -32,7 +29,8 @@ const MIB_100 = 100 * 2 ** 20;
 const logMiB = Number(process.argv[2] ?? 20);
 if (!(logMiB > 0)) throw new Error(`usage: node bench/pipeline-cpu.mjs [MiB=20], got ${process.argv[2]}`);
 const logFile = ensureLogFile(Math.ceil(logMiB * 2 ** 20));
-const config = resolveEngineConfig({});
+const pipelines = await sessionPipelines();
+const { config } = pipelines;
 
 const log = Buffer.from(readFileSync(logFile, 'latin1').replaceAll('\n', '\r\n'), 'latin1');
 const reads = [];
@@ -60,21 +58,8 @@ const decodeMs = await best(() => {
   for (const read of reads) decoder.write(read);
 });
 
-/**
- * The session's output pipeline as SessionCore builds it (engine defaults, the bash dialect's prompt),
- * with no send in the slot, no live stream and replies dropped: what a flood between sends costs.
- */
-function sessionPipeline() {
-  return new OutputPipeline({
-    rows: config.rows,
-    cols: config.cols,
-    config,
-    nonce: createNonce(),
-    prompt: dialectNamed('bash').prompt,
-    replies: { offer: () => undefined, markerParsed: () => undefined },
-    listener: () => undefined,
-  });
-}
+/** The session's pipeline with no send in the slot, no live stream and replies dropped: a flood between sends. */
+const sessionPipeline = () => pipelines.create(undefined);
 
 /** Each text as one pty read through `pipeline`, processed at once (as the session's next turn would). */
 const feedReads = (pipeline, reads) => () => {

@@ -15,6 +15,7 @@
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { sessionPipelines } from './lib/session-pipeline.mjs';
 import { ensureWorkloadFile } from './lib/workload-files.mjs';
 
 const READ_CHARS = 4096;
@@ -61,24 +62,12 @@ function countingListener() {
 
 /** ms per MiB of `shape` through the pipeline of the build at `root`, best of `PASSES`. */
 async function measure(root, shape) {
-  const { resolveEngineConfig } = await import(`${root}/dist/shared/config.js`);
-  const { OutputPipeline } = await import(`${root}/dist/worker/output-pipeline.js`);
-  const { createNonce } = await import(`${root}/dist/worker/readiness/prompt-marker.js`);
-  const { dialectNamed } = await import(`${root}/dist/worker/shell/registry.js`);
-  const config = resolveEngineConfig({});
+  const { create } = await sessionPipelines(root);
   const { reads, mib } = readsOf[shape];
   let best = Number.POSITIVE_INFINITY;
   for (let pass = 0; pass < PASSES; pass++) {
     const listener = countingListener();
-    const pipeline = new OutputPipeline({
-      rows: config.rows,
-      cols: config.cols,
-      config,
-      nonce: createNonce(),
-      prompt: dialectNamed('bash').prompt,
-      replies: { offer: () => undefined, markerParsed: () => undefined },
-      listener: () => listener,
-    });
+    const pipeline = create(listener);
     const started = performance.now();
     for (const read of reads) {
       pipeline.write(read);
