@@ -26,6 +26,26 @@ import { instantiate, moduleBytes, splat, store } from './wasm-function.js';
  * which is past the first non-ASCII character, so the scan still stops there.
  */
 const WINDOW_CHARS = 64 * 1024;
+/**
+ * Characters of the first window when the text looks wide. Text beyond ASCII stops the scan at its first
+ * such character, which in wide text comes within a few characters: copying a whole 4–64 KiB chunk as
+ * UTF-8 to learn that took a sixth of the pipeline's time on CJK text (bench/shape-cpu.mjs).
+ */
+const WIDE_FIRST_WINDOW_CHARS = 1024;
+
+/**
+ * Whether `text` looks wide: a character beyond ASCII at a quarter, half or three quarters of it. Only
+ * the first window's size depends on it (a look that misses costs a larger copy, never a wrong answer);
+ * ASCII text keeps one window, as a smaller first one would cost it a second scan per chunk.
+ */
+function looksWide(text: string): boolean {
+  const quarter = text.length >> 2;
+  return (
+    text.charCodeAt(quarter) > 0x7e ||
+    text.charCodeAt(2 * quarter) > 0x7e ||
+    text.charCodeAt(3 * quarter) > 0x7e
+  );
+}
 
 /** Where the scan writes the index of each line feed: an i32 each, at most one per byte of the window. */
 const LINE_FEEDS_AT = WINDOW_CHARS + 16;
@@ -124,8 +144,9 @@ export const asciiLineTextEnd: ((text: string, lineFeeds?: LineFeeds) => number)
     : (text: string, lineFeeds?: LineFeeds): number => {
         const { scan, bytes, found, counts } = scanner;
         lineFeeds?.reset();
-        for (let at = 0; at < text.length; at += WINDOW_CHARS) {
-          const piece = text.length <= WINDOW_CHARS ? text : text.slice(at, at + WINDOW_CHARS);
+        const first = looksWide(text) ? WIDE_FIRST_WINDOW_CHARS : WINDOW_CHARS;
+        for (let at = 0, size = first; at < text.length; at += size, size = WINDOW_CHARS) {
+          const piece = at === 0 && text.length <= size ? text : text.slice(at, at + size);
           const written = bytes.write(piece, 0, 'utf8');
           const padded = (written + 15) & ~15;
           bytes.fill(0x20, written, padded); // spaces: the last vector holds only line text beyond the end

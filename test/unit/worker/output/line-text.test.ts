@@ -135,6 +135,21 @@ describe('asciiLineTextEnd (SIMD)', () => {
     expect(lineFeeds.count).toBe(50_000);
   });
 
+  it('scans text that looks wide from a smaller first window: a stop and line feeds beyond it still count', () => {
+    const scan = asciiLineTextEnd!;
+    const lineFeeds = new LineFeeds();
+    // Beyond ASCII at a quarter, half and three quarters (so the first window is the small one), ASCII
+    // lines before the first of them, which lies past that window.
+    const units = Array.from({ length: 8_000 }, (_, i) => (i % 10 === 9 ? '\n' : 'x'));
+    for (const at of [2_000, 4_000, 6_000]) units[at] = 'é';
+    const text = units.join('');
+    expect(scan(text, lineFeeds)).toBe(2_000);
+    expect(recorded(lineFeeds)).toEqual(lineFeedsBefore(text, 2_000));
+    expect(lineTextKind(text)).toBe(LineTextKind.Wide);
+    units[3_000] = '\x07';
+    expect(lineTextKind(units.join(''))).toBe(LineTextKind.None);
+  });
+
   it('leaves the line feeds known exactly when lineTextKind finds ASCII line text', () => {
     const lineFeeds = new LineFeeds();
     fc.assert(
