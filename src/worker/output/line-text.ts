@@ -10,10 +10,12 @@
  * Otherwise it is a sticky, greedy character-class regex, which V8's irregexp compiles to a tight loop.
  * Measured on 32 KiB chunks of a CRLF log, that regex form scans in about 0.6 ns per character. A
  * search for the first excluded character costs 0.9–1.2 ns, and a `charCodeAt` loop over 2 ns.
- * Characters beyond ASCII continue with a wider class from where the ASCII scan stopped.
+ * Characters beyond ASCII continue from where the ASCII scan stopped, with a SIMD scan of UTF-16 units
+ * (wide-line-scan.ts) or, without it, a wider class.
  */
 import { asciiLineTextEnd } from './ascii-line-scan.js';
 import type { LineFeeds } from './line-feeds.js';
+import { wideLineTextEnd } from './wide-line-scan.js';
 
 /** Printable ASCII, and TAB, LF, VT, FF, CR (0x09–0x0D); VT and FF are excluded separately. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the class is defined by control codes
@@ -75,9 +77,12 @@ function kindFrom(text: string, from: number, asciiEnd: number): LineTextKind {
 function wideLineTextFrom(text: string, from: number, asciiEnd = from): boolean {
   let end = asciiEnd;
   if (end < text.length && text.charCodeAt(end) >= 0xa0) {
-    WIDE_LINE_TEXT.lastIndex = end;
-    WIDE_LINE_TEXT.test(text);
-    end = WIDE_LINE_TEXT.lastIndex;
+    if (wideLineTextEnd !== undefined) end = wideLineTextEnd(text, end);
+    else {
+      WIDE_LINE_TEXT.lastIndex = end;
+      WIDE_LINE_TEXT.test(text);
+      end = WIDE_LINE_TEXT.lastIndex;
+    }
   }
   // VT and FF share the fast class's range (fewer ranges scan faster); `indexOf` of one character is a
   // memchr, far cheaper than a wider class. Both are line ends a terminal honours, so they are excluded.

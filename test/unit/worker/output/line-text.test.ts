@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { asciiLineTextEnd } from '../../../../src/worker/output/ascii-line-scan.js';
 import { LineFeeds } from '../../../../src/worker/output/line-feeds.js';
 import { LineTextKind, lineTextKind, lineTextKindByRegex } from '../../../../src/worker/output/line-text.js';
+import { wideLineTextEnd } from '../../../../src/worker/output/wide-line-scan.js';
 
 /** The definition, as one plain regex: printable characters, TAB, LF and CR. */
 const LINE_TEXT = /^[\t\n\r\x20-\x7e\xa0-\uffff]*$/;
@@ -173,5 +174,40 @@ describe('asciiLineTextEnd (SIMD)', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('wideLineTextEnd (SIMD)', () => {
+  /** The model: printable (ASCII or U+00A0 and up, surrogates too), TAB, LF or CR. */
+  const passes = (unit: number): boolean =>
+    unit === 0x09 || unit === 0x0a || unit === 0x0d || (unit >= 0x20 && unit <= 0x7e) || unit >= 0xa0;
+  const modelEnd = (text: string, from: number): number => {
+    let end = from;
+    while (end < text.length && passes(text.charCodeAt(end))) end += 1;
+    return end;
+  };
+
+  it('is available on this machine', () => {
+    expect(wideLineTextEnd).toBeDefined();
+  });
+
+  it('stops exactly at the first unit that is not line text, from any start', () => {
+    const scan = wideLineTextEnd!;
+    fc.assert(
+      fc.property(anyText, fc.nat(80), (text, start) => {
+        const from = Math.min(start, text.length);
+        expect(scan(text, from)).toBe(modelEnd(text, from));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('reports the position in the whole string when the stop lies in a later 32 Ki window', () => {
+    const scan = wideLineTextEnd!;
+    const wide = '日本語'.repeat(15_000); // 45 000 units
+    expect(scan(`${wide}\x85tail`, 0)).toBe(45_000);
+    expect(scan(`${wide}\x0b`, 7)).toBe(45_000);
+    expect(scan(wide, 0)).toBe(45_000);
+    expect(scan(`ab${wide}\x07`, 2)).toBe(45_002);
   });
 });
