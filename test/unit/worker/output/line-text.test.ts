@@ -141,7 +141,7 @@ describe('asciiLineTextEnd (SIMD)', () => {
     const lineFeeds = new LineFeeds();
     // Beyond ASCII at a quarter, half and three quarters (so the first window is the small one), ASCII
     // lines before the first of them, which lies past that window.
-    const units = Array.from({ length: 8_000 }, (_, i) => (i % 10 === 9 ? '\n' : 'x'));
+    const units: string[] = Array.from({ length: 8_000 }, (_, i) => (i % 10 === 9 ? '\n' : 'x'));
     for (const at of [2_000, 4_000, 6_000]) units[at] = 'é';
     const text = units.join('');
     expect(scan(text, lineFeeds)).toBe(2_000);
