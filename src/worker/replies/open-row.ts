@@ -39,11 +39,14 @@ export class OpenRow {
     return String.fromCharCode.apply(null, this.row.subarray(0, this.length) as unknown as number[]);
   }
 
-  /** A new width: the row starts empty and known (the caller resizes between rows). */
+  /** A new width: the row is unknown until it is taken from xterm again ({@link reset}). */
   resize(cols: number): void {
     this.cols = cols;
     this.row = new Uint16Array(cols);
     this.saved = new Uint16Array(cols);
+    this.length = 0;
+    this.cursor = 0;
+    this.known = false;
   }
 
   /**
@@ -106,7 +109,8 @@ export class OpenRow {
         row.set(this.saved.subarray(0, savedLength));
         return undefined;
       } else {
-        while (length < col) row[length++] = 0x20;
+        // The cursor never stands past the row's end (CR and BS only move it back), so a character
+        // overwrites one or extends the row by one.
         row[col++] = c;
         if (col > length) length = col;
       }

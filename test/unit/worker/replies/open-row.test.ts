@@ -94,5 +94,11 @@ describe('OpenRow', () => {
     expect(row.text()).toBe('from xt!rm');
     row.reset('wrapped', false);
     expect(row.edit('\r')).toBeUndefined();
+    row.reset('before resize', true);
+    row.resize(40);
+    expect(row.edit('\rx')).toBeUndefined(); // unknown until taken from xterm again
+    row.reset('after', true);
+    expect(row.edit('!')).toEqual([]);
+    expect(row.text()).toBe('after!');
   });
 });
