@@ -7,6 +7,7 @@ import type { IPty } from 'node-pty';
 import type { ProcessIdentity } from '../shared/proc-stat.js';
 import type { PtyInputWriter } from './pty/pty-input-writer.js';
 import type { PtyOutputDrain } from './pty/pty-output-drain.js';
+import type { PtyTextDecoder } from './pty/pty-text-decoder.js';
 import type { ShellIdentity } from './readiness/readiness.js';
 import type { ReplyGate } from './replies/reply-gate.js';
 import type { ShellInstallation } from './shell/shell-dialect.js';
@@ -42,6 +43,8 @@ export interface LaunchedTerminal {
   readonly ttyRdev: number;
   readonly writer: PtyInputWriter;
   readonly outputDrain: PtyOutputDrain;
+  /** Turns the bytes read from the master into text (node-pty hands the session bytes). */
+  readonly decoder: PtyTextDecoder;
   /** Where the terminal model's replies wait for their reader (reply-gate.ts). */
   readonly replyGate: ReplyGate;
   /** The one deadline of the whole startup (`performance.now()` ms). */

@@ -55,6 +55,7 @@ import { ptyBinding } from './pty/pty-binding.js';
 import { PtyInputWriter, type WriteOutcome } from './pty/pty-input-writer.js';
 import { type DrainOutcome, nodePtyReadStream, PtyOutputDrain } from './pty/pty-output-drain.js';
 import { type SpawnedPty, spawnPty } from './pty/pty-spawn.js';
+import { PtyTextDecoder } from './pty/pty-text-decoder.js';
 import { readTerminalLocalFlags, type TerminalLocalFlags } from './pty/terminal-local-flags.js';
 import { HiddenInputVerdicts } from './readiness/hidden-input.js';
 import { createNonce } from './readiness/prompt-marker.js';
@@ -208,7 +209,8 @@ export class SessionCore extends DisposableOwner {
         nodePty,
         spawnFile!,
         spawnArgs,
-        { name: SESSION_TERM, cols: spec.cols, rows: spec.rows, cwd: spec.cwd, env },
+        // Bytes, not text: the session decodes them itself, faster than node-pty's stream (pty-text-decoder.ts).
+        { name: SESSION_TERM, cols: spec.cols, rows: spec.rows, cwd: spec.cwd, env, encoding: null },
         file,
       );
     } catch (error) {
@@ -270,6 +272,7 @@ export class SessionCore extends DisposableOwner {
       markExited,
       shellIdentity: undefined,
       lastReplyAt: Number.NEGATIVE_INFINITY,
+      decoder: new PtyTextDecoder(),
     };
     this.phase = { kind: 'launched', installation, launched };
     // The first phase starts now, so it collects from the shell's very first byte.
@@ -278,7 +281,9 @@ export class SessionCore extends DisposableOwner {
       throw new TerminalError('INTERNAL', `dialect ${spec.dialect} has no startup`);
     this.startPhase(firstPhase, launched.startupDeadline);
     pipeline.attach({ pause: () => term.pause(), resume: () => term.resume() });
-    const dataListener = term.onData((chunk) => pipeline.write(chunk));
+    // With `encoding: null` node-pty's data event carries the bytes read (its typings say string).
+    const decoder = launched.decoder;
+    const dataListener = term.onData((chunk) => pipeline.write(decoder.decode(chunk as unknown as Buffer)));
     this.owned.own('pty data listener', () => dataListener.dispose());
     const exitListener = term.onExit(({ exitCode, signal }) => {
       // Never tear anything down inside node-pty's exit callback (SPEC §2): defer to a fresh tick.
@@ -620,7 +625,11 @@ export class SessionCore extends DisposableOwner {
 
   private onExit(launched: LaunchedTerminal, exitCode: number, signal: number | undefined): void {
     this.stopWriting();
-    this.pipeline.flush(); // output read before the exit belongs to the session (and its send)
+    // Output read before the exit belongs to the session (and its send), with the U+FFFD of a character
+    // the program left unfinished.
+    const unfinished = launched.decoder.end();
+    if (unfinished !== '') this.pipeline.write(unfinished);
+    this.pipeline.flush();
     this.exitStatus = {
       kind: 'exited',
       exitCode: signal ? null : exitCode,

@@ -12,8 +12,8 @@
  * before the read has already reached node-pty's stream (and, delivered synchronously, the session).
  *
  * What such a read returns instead belongs to node-pty's stream, which owns the fd. It is pushed into
- * that stream, exactly as libuv's own read would: behind anything read before, through the stream's
- * UTF-8 decoder (so a character split across reads is decoded whole), out through its `data` event.
+ * that stream, exactly as libuv's own read would: behind anything read before, out through its `data`
+ * event to the session's decoder (pty-text-decoder.ts), so a character split across reads is decoded whole.
  * That keeps order and decoding only while the stream flows with nothing buffered, so the drain
  * refuses otherwise (the session paused reading for backpressure, the stream ended or was destroyed).
  */
