@@ -103,6 +103,8 @@ export class OutputPipeline extends DisposableOwner {
   /** Raw subscriptions waiting for a point of the stream where their snapshot is exact. */
   private rawOpenings: RawOpening[] = [];
   private pendingOutput: string[] = [];
+  /** The exact UTF-8 of each pending read where the pty's decoder vouched for it (see `write`). */
+  private pendingUtf8: (Uint8Array | undefined)[] = [];
   /** Characters in `pendingOutput`. */
   private pendingChars = 0;
   private reading: ReadingControl | undefined;
@@ -211,11 +213,14 @@ export class OutputPipeline extends DisposableOwner {
 
   /**
    * A chunk read from the pty: processed in the next check phase of the event loop, so a prompt settles
-   * without delay. Reads that arrive in the same turn are processed together.
+   * without delay. Reads that arrive in the same turn are processed together. `utf8`: the read's bytes
+   * when they are exactly the UTF-8 of `chunk` (pty-text-decoder.ts), which spares the scans and the
+   * scrollback encoding it again.
    */
-  write(chunk: string): void {
+  write(chunk: string, utf8?: Uint8Array): void {
     if (this.disposed) return;
     this.pendingOutput.push(chunk);
+    this.pendingUtf8.push(utf8);
     this.pendingChars += chunk.length;
     this.limitBacklog();
     this.outputTurn.schedule();
@@ -333,10 +338,12 @@ export class OutputPipeline extends DisposableOwner {
     let chars = 0;
     while (take < pending.length && chars < PROCESS_SLICE_CHARS) chars += pending[take++]!.length;
     const slice = take === pending.length ? pending : pending.slice(0, take);
+    const utf8Slice = take === pending.length ? this.pendingUtf8 : this.pendingUtf8.slice(0, take);
     this.pendingOutput = take === pending.length ? [] : pending.slice(take);
+    this.pendingUtf8 = take === pending.length ? [] : this.pendingUtf8.slice(take);
     const data = slice.length === 1 ? slice[0]! : slice.join('');
     this.pendingChars -= data.length;
-    this.model.write(data);
+    this.model.write(data, joinedUtf8(utf8Slice));
     if (this.raw.active) this.raw.write(data);
     if (this.rawOpenings.length > 0) this.openPendingRaw(false);
     this.listener()?.endOfChunk(startedAt, data.length);
@@ -415,4 +422,11 @@ interface RawOpening {
   reject: (error: unknown) => void;
   /** Bounds the wait for a point between escape sequences. */
   timer: Disposable | undefined;
+}
+
+/** The UTF-8 of reads joined, when each read's is known; undefined otherwise. */
+function joinedUtf8(reads: (Uint8Array | undefined)[]): Uint8Array | undefined {
+  if (reads.length === 1) return reads[0];
+  for (const read of reads) if (read === undefined) return undefined;
+  return Buffer.concat(reads as Uint8Array[]);
 }

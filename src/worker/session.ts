@@ -283,7 +283,11 @@ export class SessionCore extends DisposableOwner {
     pipeline.attach({ pause: () => term.pause(), resume: () => term.resume() });
     // With `encoding: null` node-pty's data event carries the bytes read (its typings say string).
     const decoder = launched.decoder;
-    const dataListener = term.onData((chunk) => pipeline.write(decoder.decode(chunk as unknown as Buffer)));
+    const dataListener = term.onData((chunk) => {
+      const bytes = chunk as unknown as Buffer;
+      const text = decoder.decode(bytes);
+      if (text !== '') pipeline.write(text, decoder.exactUtf8);
+    });
     this.owned.own('pty data listener', () => dataListener.dispose());
     const exitListener = term.onExit(({ exitCode, signal }) => {
       // Never tear anything down inside node-pty's exit callback (SPEC §2): defer to a fresh tick.

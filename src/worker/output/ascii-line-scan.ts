@@ -136,18 +136,30 @@ const scanner = instantiateScanner();
 /**
  * Index of the first code unit of `text` that is not printable ASCII, TAB, LF or CR, or `text.length`.
  * With `lineFeeds`, also records the indices of the line feeds before that index, and the CRs there.
- * Undefined where WebAssembly SIMD is unavailable.
+ * `utf8`: the UTF-8 of `text`, copied instead of encoding `text` (a byte index is a character index up
+ * to the first byte the scan stops at, as for the encoded text). Undefined where WebAssembly SIMD is
+ * unavailable.
  */
-export const asciiLineTextEnd: ((text: string, lineFeeds?: LineFeeds) => number) | undefined =
+export const asciiLineTextEnd:
+  | ((text: string, lineFeeds?: LineFeeds, utf8?: Uint8Array) => number)
+  | undefined =
   scanner === undefined
     ? undefined
-    : (text: string, lineFeeds?: LineFeeds): number => {
+    : (text: string, lineFeeds?: LineFeeds, utf8?: Uint8Array): number => {
         const { scan, bytes, found, counts } = scanner;
         lineFeeds?.reset();
-        const first = looksWide(text) ? WIDE_FIRST_WINDOW_CHARS : WINDOW_CHARS;
+        const first = utf8 === undefined && looksWide(text) ? WIDE_FIRST_WINDOW_CHARS : WINDOW_CHARS;
         for (let at = 0, size = first; at < text.length; at += size, size = WINDOW_CHARS) {
-          const piece = at === 0 && text.length <= size ? text : text.slice(at, at + size);
-          const written = bytes.write(piece, 0, 'utf8');
+          let written: number;
+          if (utf8 === undefined) {
+            const piece = at === 0 && text.length <= size ? text : text.slice(at, at + size);
+            written = bytes.write(piece, 0, 'utf8');
+          } else {
+            // Every window before this one was ASCII, so byte `at` starts character `at`.
+            const piece = utf8.subarray(at, at + size);
+            bytes.set(piece, 0);
+            written = piece.length;
+          }
           const padded = (written + 15) & ~15;
           bytes.fill(0x20, written, padded); // spaces: the last vector holds only line text beyond the end
           const stop = scan(padded);

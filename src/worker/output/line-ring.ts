@@ -229,8 +229,9 @@ export class LineRing {
    * a CRLF line end), then `text` of the rest — but copied in runs (see {@link appendRun}), at the cost
    * of two numbers per line. `ascii`: the caller knows the block is ASCII (else it is checked).
    * `lineFeeds`: where the block's line feeds are, when the caller knows (else they are searched).
+   * `utf8`: the block's UTF-8, when the caller has it (the pty's bytes): copied instead of encoded.
    */
-  textBlock(block: string, ascii = false, lineFeeds?: LineFeeds): void {
+  textBlock(block: string, ascii = false, lineFeeds?: LineFeeds, utf8?: Uint8Array): void {
     const to =
       lineFeeds === undefined
         ? block.lastIndexOf('\n') + 1
@@ -243,10 +244,14 @@ export class LineRing {
     }
     // A search for the first character beyond ASCII stops early in text that has them (where the UTF-8
     // length would have been computed over the whole block for nothing).
-    const isAscii = ascii || !BEYOND_ASCII.test(block);
+    const isAscii = ascii || (utf8 === undefined ? !BEYOND_ASCII.test(block) : utf8.length === block.length);
     // The common case, one read of a flood: the whole block is one run that continues the open line.
     if (isAscii && !this.openTrimmed && this.openBytes() + block.length <= this.runLimit()) {
       this.appendRun(block, 0, block.length, true, lineFeeds);
+      return;
+    }
+    if (utf8 !== undefined && !this.openTrimmed && this.openBytes() + utf8.length <= this.runLimit()) {
+      this.appendUtf8Run(utf8, utf8.length);
       return;
     }
     const first = block.indexOf('\n');
@@ -503,14 +508,21 @@ export class LineRing {
         for (let lf = run.indexOf('\n'); lf !== -1; lf = run.indexOf('\n', lf + 1))
           this.endRunLine(base + lf + 1, lf > 0 && run.charCodeAt(lf - 1) === CR);
       }
+      const open = this.openBytes();
+      this.evictFor(open > 0 ? 1 : 0, open);
     } else {
       const scratch = this.scratch();
-      const size = scratch.write(block.slice(from, end), 0, 'utf8');
-      this.makeRoom(size);
-      this.writeBytes(scratch, size);
-      for (let lf = scratch.indexOf(LF); lf !== -1 && lf < size; lf = scratch.indexOf(LF, lf + 1))
-        this.endRunLine(base + lf + 1, lf > 0 && scratch[lf - 1] === CR);
+      this.appendUtf8Run(scratch, scratch.write(block.slice(from, end), 0, 'utf8'));
     }
+  }
+
+  /** {@link appendRun} of the UTF-8 `bytes[0, size)`, under the same conditions. */
+  private appendUtf8Run(bytes: Uint8Array, size: number): void {
+    const base = this.writeEnd;
+    this.makeRoom(size);
+    this.writeBytes(bytes, size);
+    for (let lf = bytes.indexOf(LF); lf !== -1 && lf < size; lf = bytes.indexOf(LF, lf + 1))
+      this.endRunLine(base + lf + 1, lf > 0 && bytes[lf - 1] === CR);
     const open = this.openBytes();
     this.evictFor(open > 0 ? 1 : 0, open);
   }

@@ -10,34 +10,102 @@
  * (the same characters), and everything else goes through the streaming decoder. Over a stream the two
  * give the same text as `StringDecoder` does with its `end()`; `TextDecoder` emits the U+FFFD of a
  * sequence that can no longer complete at once, where `StringDecoder` waits for more bytes.
+ *
+ * A read of wide text almost always cuts a character (the line discipline hands over 4 KiB, whatever
+ * they hold). The decoder keeps that unfinished end itself and puts it in front of the next read, so
+ * that each read's text comes with its exact UTF-8 ({@link exactUtf8}): the output pipeline scans and
+ * stores those bytes instead of encoding the text again.
  */
-import { isAscii } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 
-/** Code units below this are ASCII: a byte that ends a read leaves the UTF-8 decoder holding nothing. */
+/** Bytes below this are ASCII: one that ends a read leaves the streaming decoder holding nothing. */
 const FIRST_NON_ASCII_BYTE = 0x80;
+const NOTHING = Buffer.alloc(0);
 
 export class PtyTextDecoder {
   /** `ignoreBOM`: a byte order mark the program prints is output like any other character. */
   private readonly utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+  /** The start of a character the last read cut (at most 3 bytes), for the next read. */
+  private held: Buffer = NOTHING;
   /**
-   * Whether the streaming decoder holds no byte of an unfinished sequence, so that a read may bypass
-   * it. Only known for sure after a read that ended in an ASCII byte: an ASCII byte completes (or, as
-   * an error, ends) whatever sequence was open, and starts none.
+   * Whether the streaming decoder itself holds no byte, so that a read may bypass it. Known for sure
+   * after whole valid UTF-8, and after a byte below 0x80: an ASCII byte completes (or, as an error,
+   * ends) whatever sequence was open, and starts none.
    */
-  private holdsNothing = true;
+  private decoderHoldsNothing = true;
+  private lastUtf8: Uint8Array | undefined;
 
-  /** The text of `bytes`, the next read of the stream (bytes of a character it cuts are held for the next). */
+  /**
+   * The exact UTF-8 of the text the last {@link decode} returned, when it has one: the read was ASCII or
+   * whole valid UTF-8 once its cut ends were joined. Undefined after bytes that are no UTF-8.
+   */
+  get exactUtf8(): Uint8Array | undefined {
+    return this.lastUtf8;
+  }
+
+  /** The text of `bytes`, the next read of the stream (the start of a character it cuts waits for the next). */
   decode(bytes: Buffer): string {
-    if (bytes.length === 0) return '';
-    if (this.holdsNothing && isAscii(bytes)) return bytes.toString('latin1');
-    const text = this.utf8.decode(bytes, { stream: true });
-    this.holdsNothing = bytes[bytes.length - 1]! < FIRST_NON_ASCII_BYTE;
+    if (this.held.length === 0 && this.decoderHoldsNothing && isAscii(bytes)) {
+      this.lastUtf8 = bytes;
+      return bytes.toString('latin1');
+    }
+    const input = this.held.length === 0 ? bytes : Buffer.concat([this.held, bytes]);
+    const cut = unfinishedEnd(input);
+    // A copy: the bytes of a read belong to its stream.
+    this.held = cut === input.length ? NOTHING : Buffer.from(input.subarray(cut));
+    const complete = cut === input.length ? input : input.subarray(0, cut);
+    if (complete.length === 0) {
+      this.lastUtf8 = undefined;
+      return '';
+    }
+    const exact = this.decoderHoldsNothing && isUtf8(complete);
+    this.lastUtf8 = exact ? complete : undefined;
+    // Streaming mode even for whole characters: it is the fast path of TextDecoder on Node 20–24.
+    const text = this.utf8.decode(complete, { stream: true });
+    this.decoderHoldsNothing = exact || complete[complete.length - 1]! < FIRST_NON_ASCII_BYTE;
     return text;
   }
 
-  /** The U+FFFD of an unfinished sequence held at the end of the stream ('' when none is held). */
+  /** The U+FFFD of an unfinished character held at the end of the stream ('' when none is held). */
   end(): string {
-    this.holdsNothing = true;
-    return this.utf8.decode();
+    const text = this.utf8.decode(this.held);
+    this.held = NOTHING;
+    this.decoderHoldsNothing = true;
+    this.lastUtf8 = undefined;
+    return text;
   }
+}
+
+/**
+ * Where an unfinished character at the end of `bytes` starts: a lead byte followed by fewer continuation
+ * bytes than it needs, each in the range UTF-8 allows there (so the sequence may still complete);
+ * `bytes.length` when there is none.
+ */
+export function unfinishedEnd(bytes: Uint8Array): number {
+  const length = bytes.length;
+  for (let at = length - 1; at >= 0 && at >= length - 3; at--) {
+    const byte = bytes[at]!;
+    if (byte >= 0x80 && byte <= 0xbf) continue; // a continuation byte: its lead is further back
+    const needs =
+      byte >= 0xc2 && byte <= 0xdf
+        ? 2
+        : byte >= 0xe0 && byte <= 0xef
+          ? 3
+          : byte >= 0xf0 && byte <= 0xf4
+            ? 4
+            : 0;
+    if (needs === 0 || at + needs <= length) return length; // ASCII, no lead byte, or a whole character
+    if (at + 1 < length && !secondByteFits(byte, bytes[at + 1]!)) return length;
+    return at;
+  }
+  return length;
+}
+
+/** Whether `second` may follow the lead byte `lead` (the narrower ranges after E0, ED, F0 and F4). */
+function secondByteFits(lead: number, second: number): boolean {
+  if (lead === 0xe0) return second >= 0xa0 && second <= 0xbf;
+  if (lead === 0xed) return second >= 0x80 && second <= 0x9f;
+  if (lead === 0xf0) return second >= 0x90 && second <= 0xbf;
+  if (lead === 0xf4) return second >= 0x80 && second <= 0x8f;
+  return second >= 0x80 && second <= 0xbf;
 }

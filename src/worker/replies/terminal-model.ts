@@ -308,16 +308,19 @@ export class TerminalModel {
     return this.carry.length === 0 && this.internals.parserState() === ParserState.GROUND;
   }
 
-  /** One read of the pty, decoded. */
-  write(chunk: string): void {
+  /** One read of the pty, decoded; `utf8`: its bytes, when they are exactly the UTF-8 of `chunk`. */
+  write(chunk: string, utf8?: Uint8Array): void {
     if (this.disposed) return;
     let data = this.carry.length === 0 ? chunk : this.carry + chunk;
+    // The bytes serve the pass-through only while they are the text's: not with a carried end before.
+    let bytes = this.carry.length === 0 ? utf8 : undefined;
     this.carry = '';
     // A pty read never splits a surrogate pair (node-pty decodes whole code points), a caller may; xterm
     // would print half a pair as U+FFFD.
     if (isHighSurrogate(data.charCodeAt(data.length - 1))) {
       this.carry = data.slice(-1);
       data = data.slice(0, -1);
+      bytes = undefined;
     }
     if (data.length === 0) return;
     const following = this.listener.active();
@@ -327,9 +330,13 @@ export class TerminalModel {
       if (following) this.listener.rewriteLine();
     }
     if (this.passing || (mayPassThrough(data) && this.canDisengage(data))) {
+      const whole = data.length;
       data = this.holdUnfinishedEnd(data);
       if (data.length === 0) return;
-      if (this.passThrough(data, following)) {
+      // What is held is ASCII (a CR, an SGR's start): one byte per character.
+      if (bytes !== undefined && data.length < whole)
+        bytes = bytes.subarray(0, bytes.length - (whole - data.length));
+      if (this.passThrough(data, following, bytes)) {
         this.crPending = false; // a CRLF's line end was told with the text
         return;
       }
@@ -595,14 +602,14 @@ export class TerminalModel {
     return data;
   }
 
-  /** Takes `data` on the fast path when it can; false: it must be parsed. */
-  private passThrough(data: string, following: boolean): boolean {
+  /** Takes `data` on the fast path when it can; false: it must be parsed. `utf8`: as for `write`. */
+  private passThrough(data: string, following: boolean, utf8: Uint8Array | undefined): boolean {
     // After a CR or BS the cursor may stand inside the open row: text then overwrites (editRow).
     const atLineEnd = this.openRow.atEnd;
-    const kind = lineTextKind(data, this.lineFeeds);
+    const kind = lineTextKind(data, this.lineFeeds, utf8);
     if (kind !== LineTextKind.None) {
       if (atLineEnd && !this.hasBareCr(data, kind)) {
-        this.appendLineText(data, data, kind === LineTextKind.Ascii, following);
+        this.appendLineText(data, data, kind === LineTextKind.Ascii, following, utf8);
         return true;
       }
       return kind === LineTextKind.Ascii && data.indexOf('\t') === -1 && this.editRow(data, following);
@@ -652,12 +659,21 @@ export class TerminalModel {
     }
   }
 
-  /** Line text without bare CRs (`plain`), which xterm gets later as `raw` (the same with its SGRs). */
-  private appendLineText(plain: string, raw: string, ascii: boolean, following: boolean): void {
+  /**
+   * Line text without bare CRs (`plain`), which xterm gets later as `raw` (the same with its SGRs).
+   * `utf8`: the UTF-8 of `plain`, when known.
+   */
+  private appendLineText(
+    plain: string,
+    raw: string,
+    ascii: boolean,
+    following: boolean,
+    utf8?: Uint8Array,
+  ): void {
     this.syncRow();
     if (following) this.listener.textBlock(plain, ascii);
     const knownFeeds = plain === raw && ascii && this.lineFeeds.count >= 0;
-    this.ring.textBlock(plain, ascii, knownFeeds ? this.lineFeeds : undefined);
+    this.ring.textBlock(plain, ascii, knownFeeds ? this.lineFeeds : undefined, utf8);
     const lastLf = plain.lastIndexOf('\n');
     const open = lastLf === -1 ? plain : plain.slice(lastLf + 1);
     this.openRow.append(open, lastLf !== -1, ascii);

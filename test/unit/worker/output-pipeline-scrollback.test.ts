@@ -8,17 +8,29 @@ import { describe, expect, it } from 'vitest';
 import { pipelineHarness } from './pipeline-harness.js';
 import { STREAM_FRAGMENTS } from './stream-fragments.js';
 
-/** The scrollback and the screen's lines as a reader gets them, after `stream` cut at `cuts`. */
-function textAfter(stream: string, cuts: number[], rows: number, cols: number): string {
-  const h = pipelineHarness(rows, cols);
+/**
+ * The scrollback and the screen's lines as a reader gets them, after `stream` cut at `cuts`. `withUtf8`:
+ * each read also brings its UTF-8, as the session passes the pty's bytes along (only a read without a
+ * lone surrogate has one); `following`: a send listens, and what it heard is appended.
+ */
+function textAfter(
+  stream: string,
+  cuts: number[],
+  rows: number,
+  cols: number,
+  { withUtf8 = false, following = false } = {},
+): string {
+  const h = pipelineHarness(rows, cols, following);
+  const write = (read: string) =>
+    h.write(read, withUtf8 && !/\p{Cs}/u.test(read) ? Buffer.from(read, 'utf8') : undefined);
   let at = 0;
   for (const cut of [...cuts].sort((a, b) => a - b)) {
-    h.write(stream.slice(at, cut));
+    write(stream.slice(at, cut));
     if (cut % 2 === 1) h.text(); // a reader in between changes nothing
     at = cut;
   }
-  h.write(stream.slice(at));
-  const text = h.text();
+  write(stream.slice(at));
+  const text = h.text() + (following ? `\n--- heard ---\n${h.heard.text}` : '');
   h.dispose();
   return text;
 }
@@ -63,6 +75,35 @@ describe('output pipeline: the scrollback of a stream cut anywhere', () => {
               cols,
             ),
           ).toBe(whole);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("the pty's bytes of a read whose end is held back (a CR, an SGR's start) serve only the rest", () => {
+    for (const stream of ['中文\r\n中文\r\nnext-中\r\n', '中文\r\n中\x1b[1mB\x1b[0m\r\n']) {
+      for (let cut = 1; cut < stream.length; cut++)
+        expect(textAfter(stream, [cut], 3, 20, { withUtf8: true }), `cut at ${cut}`).toBe(
+          textAfter(stream, [], 3, 20),
+        );
+    }
+  });
+
+  it("the pty's bytes passed along with the reads change nothing", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...FRAGMENTS), { maxLength: 40 }),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 2, max: 12 }),
+        fc.boolean(),
+        (parts, rawCuts, rows, cols, following) => {
+          const stream = parts.join('');
+          const cuts = rawCuts.map((c) => c % (stream.length + 1));
+          expect(textAfter(stream, cuts, rows, cols, { withUtf8: true, following })).toBe(
+            textAfter(stream, cuts, rows, cols, { following }),
+          );
         },
       ),
       { numRuns: 2000 },

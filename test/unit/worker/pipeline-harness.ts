@@ -23,8 +23,8 @@ export interface Heard {
 
 export interface PipelineHarness {
   pipeline: OutputPipeline;
-  /** One pty read, processed at once. */
-  write(data: string): void;
+  /** One pty read, processed at once; `utf8`: its bytes, as a session passes them along when exact. */
+  write(data: string, utf8?: Uint8Array): void;
   /** The scrollback as a reader gets it (every line). */
   text(): string;
   /** Replies offered, with the markers parsed before each. */
@@ -79,8 +79,8 @@ export function pipelineHarness(rows = 6, cols = 20, follow = false): PipelineHa
   });
   return {
     pipeline,
-    write: (data) => {
-      pipeline.write(data);
+    write: (data, utf8) => {
+      pipeline.write(data, utf8);
       pipeline.flush();
     },
     text: () => pipeline.read({ count: 1_000_000 }).text,

@@ -152,7 +152,7 @@ type Op =
   | { kind: 'text'; s: string }
   | { kind: 'newline' }
   | { kind: 'rewrite' }
-  | { kind: 'block'; s: string; told: boolean; lineFeeds: boolean }
+  | { kind: 'block'; s: string; told: boolean; lineFeeds: boolean; withUtf8: boolean }
   | { kind: 'read'; offset: number; count: number; maxBytes: number }
   | { kind: 'since'; back: number; maxBytes: number };
 
@@ -179,6 +179,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
       s: block,
       told: fc.boolean(),
       lineFeeds: fc.boolean(),
+      withUtf8: fc.boolean(),
     }),
   },
   { weight: 5, arbitrary: textPiece.map((s) => ({ kind: 'text' as const, s })) },
@@ -233,7 +234,16 @@ describe('LineRing agrees with the naive model', () => {
                 // The terminal model says when a block is ASCII; the ring checks when it is not told. For an
                 // ASCII block it may also pass where the line feeds are, as the scan found them.
                 const ascii = step.told && /^\p{ASCII}*$/u.test(step.s);
-                ring.textBlock(step.s, ascii, ascii && step.lineFeeds ? lineFeedsOf(step.s) : undefined);
+                // Where the caller has the block's UTF-8 (the pty's bytes), it passes it too: only text
+                // without a lone surrogate has one.
+                const bytes =
+                  step.withUtf8 && !/\p{Cs}/u.test(step.s) ? Buffer.from(step.s, 'utf8') : undefined;
+                ring.textBlock(
+                  step.s,
+                  ascii,
+                  ascii && step.lineFeeds ? lineFeedsOf(step.s) : undefined,
+                  bytes,
+                );
                 perLine(model, step.s);
                 break;
               }

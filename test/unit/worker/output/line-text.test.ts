@@ -164,6 +164,35 @@ describe('asciiLineTextEnd (SIMD)', () => {
     );
   });
 
+  it("reads the text's UTF-8 when given it, with the same stop and line feeds as from the text", () => {
+    const scan = asciiLineTextEnd!;
+    const fromText = new LineFeeds();
+    const fromBytes = new LineFeeds();
+    // Only text without a lone surrogate has a UTF-8 form; the pty's decoder never makes one.
+    const wellFormed = anyText.filter((text) => !/\p{Cs}/u.test(text));
+    fc.assert(
+      fc.property(wellFormed, (text) => {
+        const end = scan(text, fromText);
+        expect(scan(text, fromBytes, Buffer.from(text, 'utf8'))).toBe(end);
+        expect(recorded(fromBytes)).toEqual(recorded(fromText));
+        expect(lineTextKind(text, fromBytes, Buffer.from(text, 'utf8'))).toBe(lineTextKind(text));
+      }),
+      { numRuns: 2000 },
+    );
+    // Across windows: a stop in a later one, and wide text after a whole ASCII window.
+    const acrossWindows = [
+      `${'a\r\n'.repeat(30_000)}\x07`,
+      `${'x'.repeat(65_536)}${'日\n'.repeat(9)}`,
+      `${'x'.repeat(65_535)}\x07`, // the last byte of the first window
+      `${'y'.repeat(65_535)}\n${'z'.repeat(10)}\x1b`,
+    ];
+    for (const text of acrossWindows) {
+      const end = scan(text, fromText);
+      expect(scan(text, fromBytes, Buffer.from(text, 'utf8'))).toBe(end);
+      expect(recorded(fromBytes)).toEqual(recorded(fromText));
+    }
+  });
+
   it('stops exactly at the first unit that is not line-text ASCII', () => {
     const scan = asciiLineTextEnd!;
     fc.assert(
