@@ -28,9 +28,11 @@ export class PtyTextDecoder {
   /** The start of a character the last read cut (at most 3 bytes), for the next read. */
   private held: Buffer = NOTHING;
   /**
-   * Whether the streaming decoder itself holds no byte, so that a read may bypass it. Known for sure
-   * after whole valid UTF-8, and after a byte below 0x80: an ASCII byte completes (or, as an error,
-   * ends) whatever sequence was open, and starts none.
+   * Whether the streaming decoder itself holds no byte, so that a read may bypass it. Cutting off the
+   * unfinished end is not enough where bytes are no UTF-8: in `E4 92 | E4 80` the cut leaves `E4 92`
+   * at the end, which the decoder holds until the next byte shows it broken. Known for sure after whole
+   * valid UTF-8, and after a byte below 0x80: an ASCII byte completes (or, as an error, ends) whatever
+   * sequence was open, and starts none.
    */
   private decoderHoldsNothing = true;
   private lastUtf8: Uint8Array | undefined;

@@ -315,7 +315,7 @@ export class TerminalModel {
     // The bytes serve the pass-through only while they are the text's: not with a carried end before.
     let bytes = this.carry.length === 0 ? utf8 : undefined;
     this.carry = '';
-    // A pty read never splits a surrogate pair (node-pty decodes whole code points), a caller may; xterm
+    // A pty read never splits a surrogate pair (its decoder makes whole code points), a caller may; xterm
     // would print half a pair as U+FFFD.
     if (isHighSurrogate(data.charCodeAt(data.length - 1))) {
       this.carry = data.slice(-1);

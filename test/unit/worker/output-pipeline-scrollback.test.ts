@@ -37,6 +37,19 @@ function textAfter(
 
 const FRAGMENTS = STREAM_FRAGMENTS;
 
+/** A stream of fragments, where to cut it into reads, and the terminal's size. */
+const cutStream = fc
+  .record({
+    parts: fc.array(fc.constantFrom(...FRAGMENTS), { maxLength: 40 }),
+    rawCuts: fc.array(fc.nat(), { maxLength: 8 }),
+    rows: fc.integer({ min: 1, max: 5 }),
+    cols: fc.integer({ min: 2, max: 12 }),
+  })
+  .map(({ parts, rawCuts, rows, cols }) => {
+    const stream = parts.join('');
+    return { stream, cuts: rawCuts.map((c) => c % (stream.length + 1)), rows, cols };
+  });
+
 describe('output pipeline: the scrollback of a stream cut anywhere', () => {
   it('the counterexample that turned é into e', () => {
     const stream = 'aaaaaa\r[###   ] 10%\raaaaaa\r[######] 100%中中中\x1b[0méaaaa';
@@ -59,24 +72,9 @@ describe('output pipeline: the scrollback of a stream cut anywhere', () => {
 
   it('any split of the stream gives the same text', () => {
     fc.assert(
-      fc.property(
-        fc.array(fc.constantFrom(...FRAGMENTS), { maxLength: 40 }),
-        fc.array(fc.nat(), { maxLength: 8 }),
-        fc.integer({ min: 1, max: 5 }),
-        fc.integer({ min: 2, max: 12 }),
-        (parts, cuts, rows, cols) => {
-          const stream = parts.join('');
-          const whole = textAfter(stream, [], rows, cols);
-          expect(
-            textAfter(
-              stream,
-              cuts.map((c) => c % (stream.length + 1)),
-              rows,
-              cols,
-            ),
-          ).toBe(whole);
-        },
-      ),
+      fc.property(cutStream, ({ stream, cuts, rows, cols }) => {
+        expect(textAfter(stream, cuts, rows, cols)).toBe(textAfter(stream, [], rows, cols));
+      }),
       { numRuns: 2000 },
     );
   });
@@ -92,20 +90,11 @@ describe('output pipeline: the scrollback of a stream cut anywhere', () => {
 
   it("the pty's bytes passed along with the reads change nothing", () => {
     fc.assert(
-      fc.property(
-        fc.array(fc.constantFrom(...FRAGMENTS), { maxLength: 40 }),
-        fc.array(fc.nat(), { maxLength: 8 }),
-        fc.integer({ min: 1, max: 5 }),
-        fc.integer({ min: 2, max: 12 }),
-        fc.boolean(),
-        (parts, rawCuts, rows, cols, following) => {
-          const stream = parts.join('');
-          const cuts = rawCuts.map((c) => c % (stream.length + 1));
-          expect(textAfter(stream, cuts, rows, cols, { withUtf8: true, following })).toBe(
-            textAfter(stream, cuts, rows, cols, { following }),
-          );
-        },
-      ),
+      fc.property(cutStream, fc.boolean(), ({ stream, cuts, rows, cols }, following) => {
+        expect(textAfter(stream, cuts, rows, cols, { withUtf8: true, following })).toBe(
+          textAfter(stream, cuts, rows, cols, { following }),
+        );
+      }),
       { numRuns: 2000 },
     );
   });

@@ -112,6 +112,16 @@ describe('PtyTextDecoder', () => {
     expect(decoder.decode(Buffer.from('plain\n'))).toBe('plain\n');
   });
 
+  it('vouches for no bytes while the decoder still holds some that are no UTF-8', () => {
+    const decoder = new PtyTextDecoder();
+    // E4 92 cannot complete (another lead byte follows), but the decoder holds it once E4 80 is cut off.
+    expect(decoder.decode(Buffer.from([0xe4, 0x92, 0xe4, 0x80]))).toBe('');
+    // E4 80 BF is valid, yet the text begins with the U+FFFD of E4 92: these bytes are not its UTF-8.
+    expect(decoder.decode(Buffer.from([0xbf]))).toBe('\ufffd\u403f');
+    expect(decoder.exactUtf8).toBeUndefined();
+    expect(decoder.decode(Buffer.from('ok\n'))).toBe('ok\n');
+  });
+
   it('keeps a byte order mark the program prints, at the start and later', () => {
     const decoder = new PtyTextDecoder();
     expect(decoder.decode(Buffer.from('\ufeffhead\n', 'utf8'))).toBe('\ufeffhead\n');
